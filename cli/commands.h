@@ -1,0 +1,13 @@
+// Each tcprof subcommand registers itself on the CLI11 app. Commands only read and present; the
+// compiler and profiler do the work and the store holds the results.
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace tcprof::cli {
+
+void add_report_command(CLI::App& app);
+
+}  // namespace tcprof::cli

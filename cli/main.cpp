@@ -1,0 +1,67 @@
+// tcprof: the command-line face of the compiler and profiler. Exit codes (PRODUCT.md): 0 success,
+// 1 the thing checked failed, 2 usage or input error.
+#include <sqlite3.h>
+
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "compiler/torch_info.h"
+#include "core/error.h"
+#include "core/schema.h"
+
+#ifndef TCPROF_VERSION
+#define TCPROF_VERSION "0.0.0"
+#endif
+#ifndef TCPROF_HAVE_CUDA
+#define TCPROF_HAVE_CUDA 0
+#endif
+
+namespace {
+
+std::string version_text() {
+  return fmt::format(
+      "tcprof {}\nLibTorch {}\nSQLite {} (database schema {})\nCUDA/CUPTI support: {}\n",
+      TCPROF_VERSION, tcprof::libtorch_version(), sqlite3_libversion(), tcprof::kSchemaVersion,
+      TCPROF_HAVE_CUDA ? "built (loaded at run time when a GPU driver is present)"
+                       : "not built (no CUDA toolkit at build time)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tcprof: makes PyTorch model compilation understandable and fast.\n"
+               "Explains graph breaks, guards and recompiles; records runs into SQLite."};
+  app.require_subcommand(0, 1);
+  bool show_version = false;
+  app.add_flag("--version", show_version, "Print versions of tcprof, LibTorch, SQLite and CUDA support");
+  tcprof::cli::add_report_command(app);
+
+  try {
+    app.parse(argc, argv);
+    if (show_version) {
+      std::cout << version_text();
+      return 0;
+    }
+    if (app.get_subcommands().empty()) {
+      std::cout << app.help();
+      return 2;
+    }
+    return 0;
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "tcprof: " << e.what() << " (see tcprof --help)\n";
+    return 2;
+  } catch (const tcprof::Error& e) {
+    std::cerr << "tcprof: error: " << e.what() << "\n";
+    return tcprof::exit_code_for(e.kind());
+  } catch (const std::exception& e) {
+    std::cerr << "tcprof: internal error: " << e.what() << "\n";
+    return 3;
+  }
+}

@@ -1,0 +1,202 @@
+// `tcprof report DB`: what happened in each recorded run, most important first.
+#include <algorithm>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/json_rows.h"
+#include "cli/text_format.h"
+#include "core/error.h"
+#include "core/run_reader.h"
+
+namespace tcprof::cli {
+namespace {
+
+struct ReportOptions {
+  std::string db;
+  std::optional<int64_t> run_id;
+  bool json = false;
+  size_t top = 10;
+};
+
+std::vector<RunRow> selected_runs(const RunReader& reader, const ReportOptions& o) {
+  auto runs = reader.runs();
+  if (!o.run_id) return runs;
+  auto it = std::find_if(runs.begin(), runs.end(), [&](const RunRow& r) { return r.id == *o.run_id; });
+  if (it == runs.end()) {
+    throw Error(ErrorKind::Usage, fmt::format("'{}' has no run {} (it has {})", o.db, *o.run_id,
+                                              text::plural(static_cast<int64_t>(runs.size()), "run", "runs")));
+  }
+  return {*it};
+}
+
+void write_counts(fmt::memory_buffer& out, const RunSummary& s) {
+  auto o = std::back_inserter(out);
+  fmt::format_to(o, "  calls {} (eager {}) · {}/call", text::count(s.calls),
+                 text::count(s.eager_calls), text::duration(s.ms_per_call * 1e6));
+  if (s.kernels > 0) fmt::format_to(o, " · kernels {}", text::count(s.kernels));
+  fmt::format_to(o, "\n  compiles {} ({}) · recompiles {} · guard failures {}\n",
+                 text::count(s.compiles), text::duration(static_cast<double>(s.compile_time_ns)),
+                 text::count(s.recompiles), text::count(s.guard_failures));
+  fmt::format_to(o, "  graphs {} · graph breaks {} at {}", text::count(s.graphs),
+                 text::count(s.graph_breaks), text::plural(s.break_sites, "site", "sites"));
+  if (s.steps > 0) {
+    fmt::format_to(o, " · steps {} · {}/step", text::count(s.steps),
+                   text::duration(s.ms_per_step * 1e6));
+  }
+  out.push_back('\n');
+}
+
+void write_breaks(fmt::memory_buffer& out, const std::vector<BreakSite>& sites, size_t top) {
+  if (sites.empty()) return;
+  fmt::format_to(std::back_inserter(out), "\n  Graph breaks ({})\n", text::plural(static_cast<int64_t>(sites.size()), "site", "sites"));
+  for (size_t i = 0; i < std::min(top, sites.size()); ++i) {
+    const auto& b = sites[i];
+    std::string where = text::location(b.file, b.line, b.col);
+    if (!b.module_path.empty()) where += "  (" + b.module_path + ")";
+    fmt::format_to(std::back_inserter(out), "  {:>4}x {} {} {}\n", b.count, b.break_id, b.type,
+                   text::fit(where, 50));
+    if (!b.source.empty()) fmt::format_to(std::back_inserter(out), "        | {}\n", text::fit(text::trim(b.source), 68));
+    fmt::format_to(std::back_inserter(out), "        {}\n", text::fit(b.reason, 72));
+    if (!b.hint.empty()) fmt::format_to(std::back_inserter(out), "        hint: {}\n", text::fit(b.hint, 66));
+  }
+  if (sites.size() > top) fmt::format_to(std::back_inserter(out), "        … {} more\n", sites.size() - top);
+}
+
+void write_recompiles(fmt::memory_buffer& out, const std::vector<RecompileRow>& recompiles, size_t top) {
+  if (recompiles.empty()) return;
+  fmt::format_to(std::back_inserter(out), "\n  Recompiles ({})\n", recompiles.size());
+  for (size_t i = 0; i < std::min(top, recompiles.size()); ++i) {
+    const auto& r = recompiles[i];
+    fmt::format_to(std::back_inserter(out), "    {} {}: {}\n", r.compile_label, r.frame_name,
+                   text::fit(r.reason, 60));
+    for (const auto& f : r.failures) {
+      std::string where = f.guard_file.empty() ? "" : "  at " + text::location(f.guard_file, f.guard_line);
+      fmt::format_to(std::back_inserter(out), "      guard {} failed: expected {}, actual {}{}\n",
+                     text::fit(f.guard_expr, 30), f.expected, f.actual, where);
+    }
+  }
+  if (recompiles.size() > top) fmt::format_to(std::back_inserter(out), "    … {} more\n", recompiles.size() - top);
+}
+
+void write_kernels(fmt::memory_buffer& out, const std::vector<KernelStats>& kernels, size_t top) {
+  if (kernels.empty()) return;
+  fmt::format_to(std::back_inserter(out), "\n  Kernels (top {} of {} by total time)\n",
+                 std::min(top, kernels.size()), kernels.size());
+  fmt::format_to(std::back_inserter(out), "    {:>6} {:>9} {:>7} {:>9} {:>9}  {}\n", "Time", "Total",
+                 "Inst", "Avg", "Max", "Name");
+  for (size_t i = 0; i < std::min(top, kernels.size()); ++i) {
+    const auto& k = kernels[i];
+    fmt::format_to(std::back_inserter(out), "    {:>6} {:>9} {:>7} {:>9} {:>9}  {}\n",
+                   text::percent(k.time_percent), text::duration(static_cast<double>(k.total_ns)),
+                   text::count(k.instances), text::duration(k.avg_ns),
+                   text::duration(static_cast<double>(k.max_ns)), text::fit(k.name, 28));
+  }
+}
+
+void write_steps(fmt::memory_buffer& out, const std::vector<StepRow>& steps) {
+  if (steps.empty()) return;
+  std::optional<double> first, last;
+  for (const auto& s : steps) {
+    if (!s.loss) continue;
+    if (!first) first = s.loss;
+    last = s.loss;
+  }
+  fmt::format_to(std::back_inserter(out), "\n  Training: {}", text::plural(static_cast<int64_t>(steps.size()), "step", "steps"));
+  if (first && last) fmt::format_to(std::back_inserter(out), ", loss {:.4g} -> {:.4g}", *first, *last);
+  out.push_back('\n');
+}
+
+void write_hints(fmt::memory_buffer& out, const std::vector<PerfHintRow>& hints, size_t top) {
+  if (hints.empty()) return;
+  fmt::format_to(std::back_inserter(out), "\n  Perf hints ({})\n", hints.size());
+  for (size_t i = 0; i < std::min(top, hints.size()); ++i) {
+    const auto& h = hints[i];
+    fmt::format_to(std::back_inserter(out), "    {} {} {}\n      {}\n", h.kind, h.op,
+                   h.file.empty() ? "" : text::location(h.file, h.line), text::fit(h.message, 74));
+  }
+}
+
+std::string render_text(const RunReader& reader, const std::vector<RunRow>& runs, size_t top) {
+  fmt::memory_buffer out;
+  fmt::format_to(std::back_inserter(out), "{}: {}\n", reader.path(),
+                 text::plural(static_cast<int64_t>(reader.runs().size()), "run", "runs"));
+  for (const auto& run : runs) {
+    fmt::format_to(std::back_inserter(out), "\nRun {} · {} {} · {} · {}\n", run.id, run.command,
+                   run.model_path.empty() ? "-" : run.model_path, run.started_at, run.status);
+    fmt::format_to(std::back_inserter(out), "  stance {} · device {} · LibTorch {}\n",
+                   run.stance.empty() ? "default" : run.stance, run.device.empty() ? "-" : run.device,
+                   run.libtorch_version.empty() ? "-" : run.libtorch_version);
+    if (run.dropped_events > 0) {
+      fmt::format_to(std::back_inserter(out), "  warning: {} events were not written\n", run.dropped_events);
+    }
+    write_counts(out, reader.summary(run.id));
+    write_breaks(out, reader.break_sites(run.id), top);
+    write_recompiles(out, reader.recompiles(run.id), top);
+    write_kernels(out, reader.kernel_stats(run.id), top);
+    write_steps(out, reader.steps(run.id));
+    write_hints(out, reader.perf_hints(run.id), top);
+  }
+  return fmt::to_string(out);
+}
+
+nlohmann::json render_json(const RunReader& reader, const std::vector<RunRow>& runs, size_t top) {
+  using nlohmann::json;
+  json out = {{"db", reader.path()}, {"schema_version", reader.schema_version()}};
+  json jruns = json::array();
+  for (const auto& run : runs) {
+    json j = json_rows::run(run);
+    j["summary"] = json_rows::summary(reader.summary(run.id));
+    json breaks = json::array();
+    for (const auto& b : reader.break_sites(run.id)) breaks.push_back(json_rows::break_site(b));
+    j["break_sites"] = breaks;
+    json recompiles = json::array();
+    for (const auto& r : reader.recompiles(run.id)) recompiles.push_back(json_rows::recompile(r));
+    j["recompiles"] = recompiles;
+    json kernels = json::array();
+    auto stats = reader.kernel_stats(run.id);
+    for (size_t i = 0; i < std::min(top, stats.size()); ++i) kernels.push_back(json_rows::kernel_stats(stats[i]));
+    j["kernels"] = kernels;
+    json steps = json::array();
+    for (const auto& s : reader.steps(run.id)) {
+      steps.push_back({{"step", s.step}, {"duration_ns", s.duration_ns},
+                       {"loss", s.loss ? json(*s.loss) : json(nullptr)}});
+    }
+    j["steps"] = steps;
+    json hints = json::array();
+    for (const auto& h : reader.perf_hints(run.id)) hints.push_back(json_rows::perf_hint(h));
+    j["perf_hints"] = hints;
+    jruns.push_back(std::move(j));
+  }
+  out["runs"] = jruns;
+  return out;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app) {
+  auto o = std::make_shared<ReportOptions>();
+  auto* cmd = app.add_subcommand("report", "Summarise the runs recorded in a tcprof database");
+  cmd->add_option("db", o->db, "Database written by tcprof run/train/explain (also --db)");
+  cmd->add_option("--db", o->db, "Database to read");
+  cmd->add_option("--run", o->run_id, "Only this run id (default: every run in the file)");
+  cmd->add_option("--top", o->top, "How many items to list per section")->capture_default_str();
+  cmd->add_flag("--json", o->json, "Machine-readable output");
+  cmd->callback([o] {
+    if (o->db.empty()) throw Error(ErrorKind::Usage, "report: give the database to read (tcprof report RUN.db)");
+    RunReader reader(o->db);
+    auto runs = selected_runs(reader, *o);
+    if (o->json) {
+      std::cout << render_json(reader, runs, o->top).dump(2) << "\n";
+    } else {
+      std::cout << render_text(reader, runs, o->top);
+    }
+  });
+}
+
+}  // namespace tcprof::cli

@@ -1,0 +1,7 @@
+// The one place where LibTorch 1.13 (Debian 12) and 2.x (official downloads, Debian 13) differ for
+// tcprof. Code elsewhere uses these names and never tests TORCH_VERSION_* itself.
+#pragma once
+#include <torch/version.h>
+
+#define TCPROF_TORCH_AT_LEAST(major, minor) \
+  (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))

@@ -1,0 +1,418 @@
+#include "core/run_reader.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/schema.h"
+#include "core/sqlite_db.h"
+
+namespace tcprof {
+namespace {
+
+double median_of(std::vector<int64_t>& v) {
+  if (v.empty()) return 0;
+  size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(mid), v.end());
+  double upper = static_cast<double>(v[mid]);
+  if (v.size() % 2 == 1) return upper;
+  double lower = static_cast<double>(*std::max_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(mid)));
+  return (lower + upper) / 2;
+}
+
+int64_t count_of(Database& db, const char* sql, Id run_id) {
+  auto st = db.prepare(sql);
+  st.bind(1, run_id);
+  return st.step() ? st.int64(0) : 0;
+}
+
+}  // namespace
+
+RunReader::RunReader(const std::string& path) : path_(path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    throw Error(ErrorKind::Input, fmt::format("database '{}' does not exist", path));
+  }
+  if (std::filesystem::is_directory(path, ec)) {
+    throw Error(ErrorKind::Input, fmt::format("'{}' is a directory, not a tcprof database", path));
+  }
+  db_ = std::make_unique<Database>(path, Database::Mode::ReadOnly);
+  schema_version_ = validate_schema(*db_);
+}
+
+RunReader::~RunReader() = default;
+
+namespace {
+constexpr const char* kRunColumns =
+    "id, started_at, coalesce(finished_at,''), command, coalesce(model_path,''), "
+    "coalesce(model_sha256,''), coalesce(stance,''), coalesce(config_json,''), "
+    "coalesce(libtorch_version,''), coalesce(device,''), status, coalesce(dropped_events,0)";
+
+RunRow run_from(const Statement& st) {
+  RunRow r;
+  r.id = st.int64(0);
+  r.started_at = st.text(1);
+  r.finished_at = st.text(2);
+  r.command = st.text(3);
+  r.model_path = st.text(4);
+  r.model_sha256 = st.text(5);
+  r.stance = st.text(6);
+  r.config_json = st.text(7);
+  r.libtorch_version = st.text(8);
+  r.device = st.text(9);
+  r.status = st.text(10);
+  r.dropped_events = st.int64(11);
+  return r;
+}
+}  // namespace
+
+std::vector<RunRow> RunReader::runs() const {
+  auto st = db_->prepare(fmt::format("SELECT {} FROM runs ORDER BY id", kRunColumns));
+  std::vector<RunRow> out;
+  while (st.step()) out.push_back(run_from(st));
+  return out;
+}
+
+std::optional<RunRow> RunReader::run(Id run_id) const {
+  auto st = db_->prepare(fmt::format("SELECT {} FROM runs WHERE id=?", kRunColumns));
+  st.bind(1, run_id);
+  if (!st.step()) return std::nullopt;
+  return run_from(st);
+}
+
+RunSummary RunReader::summary(Id run_id) const {
+  Database& db = *db_;
+  RunSummary s;
+  s.frames = count_of(db, "SELECT count(*) FROM frames WHERE run_id=?", run_id);
+  s.compiles = count_of(db, "SELECT count(*) FROM compiles WHERE run_id=?", run_id);
+  s.graphs = count_of(db, "SELECT count(*) FROM graphs WHERE run_id=?", run_id);
+  s.graph_breaks = count_of(db, "SELECT count(*) FROM graph_breaks WHERE run_id=?", run_id);
+  s.break_sites = count_of(db,
+                           "SELECT count(*) FROM (SELECT 1 FROM graph_breaks WHERE run_id=? "
+                           "GROUP BY type, break_id, op, file, line, col, module_path)",
+                           run_id);
+  s.guards = count_of(db, "SELECT count(*) FROM guards WHERE run_id=?", run_id);
+  s.guard_failures = count_of(db, "SELECT count(*) FROM guard_failures WHERE run_id=?", run_id);
+  s.recompiles = count_of(db, "SELECT count(*) FROM recompiles WHERE run_id=?", run_id);
+  s.recompile_limit_hits = count_of(
+      db, "SELECT count(*) FROM perf_hints WHERE run_id=? AND kind='recompile_limit'", run_id);
+  s.calls = count_of(db, "SELECT count(*) FROM calls WHERE run_id=?", run_id);
+  s.eager_calls =
+      count_of(db, "SELECT count(*) FROM calls WHERE run_id=? AND path<>'compiled'", run_id);
+  s.kernels = count_of(db, "SELECT count(*) FROM kernels WHERE run_id=?", run_id);
+  s.steps = count_of(db, "SELECT count(*) FROM steps WHERE run_id=?", run_id);
+  s.perf_hints = count_of(db, "SELECT count(*) FROM perf_hints WHERE run_id=?", run_id);
+  s.compile_time_ns =
+      count_of(db, "SELECT coalesce(sum(duration_ns),0) FROM compiles WHERE run_id=?", run_id);
+  auto durations = [&](const char* sql) {
+    std::vector<int64_t> v;
+    auto st = db.prepare(sql);
+    st.bind(1, run_id);
+    while (st.step()) v.push_back(st.int64(0));
+    return v;
+  };
+  auto call_ns = durations("SELECT duration_ns FROM calls WHERE run_id=?");
+  s.ms_per_call = median_of(call_ns) / 1e6;
+  auto step_ns = durations("SELECT duration_ns FROM steps WHERE run_id=?");
+  s.ms_per_step = median_of(step_ns) / 1e6;
+  return s;
+}
+
+std::vector<FrameRow> RunReader::frames(Id run_id) const {
+  auto st = db_->prepare(
+      "SELECT id, coalesce(name,''), coalesce(module_path,''), coalesce(file,''), "
+      "coalesce(line,0) FROM frames WHERE run_id=? ORDER BY id");
+  st.bind(1, run_id);
+  std::vector<FrameRow> out;
+  while (st.step()) {
+    out.push_back({st.int64(0), st.text(1), st.text(2), st.text(3), static_cast<int>(st.int64(4))});
+  }
+  return out;
+}
+
+std::vector<CompileRow> RunReader::compiles(Id run_id) const {
+  auto st = db_->prepare(
+      "SELECT id, coalesce(frame_id,0), coalesce(compile_id,''), coalesce(reason,''), "
+      "coalesce(status,''), coalesce(start_ns,0), coalesce(duration_ns,0), coalesce(cache_hit,0) "
+      "FROM compiles WHERE run_id=? ORDER BY start_ns, id");
+  st.bind(1, run_id);
+  std::vector<CompileRow> out;
+  while (st.step()) {
+    out.push_back({st.int64(0), st.int64(1), st.text(2), st.text(3), st.text(4), st.int64(5),
+                   st.int64(6), st.int64(7) != 0});
+  }
+  return out;
+}
+
+std::vector<CompilePhaseRow> RunReader::compile_phases(Id run_id) const {
+  auto st = db_->prepare(
+      "SELECT coalesce(compile_id,0), coalesce(phase,''), coalesce(start_ns,0), "
+      "coalesce(duration_ns,0) FROM compile_phases WHERE run_id=? ORDER BY start_ns, id");
+  st.bind(1, run_id);
+  std::vector<CompilePhaseRow> out;
+  while (st.step()) out.push_back({st.int64(0), st.text(1), st.int64(2), st.int64(3)});
+  return out;
+}
+
+std::vector<GraphRow> RunReader::graphs(Id run_id) const {
+  auto st = db_->prepare(
+      "SELECT g.id, coalesce(g.compile_id,0), coalesce(c.compile_id,''), coalesce(g.op_count,0), "
+      "coalesce(g.ir,''), coalesce(g.code,'') FROM graphs g LEFT JOIN compiles c "
+      "ON c.id=g.compile_id WHERE g.run_id=? ORDER BY g.id");
+  st.bind(1, run_id);
+  std::vector<GraphRow> out;
+  while (st.step()) {
+    out.push_back({st.int64(0), st.int64(1), st.text(2), static_cast<int>(st.int64(3)),
+                   st.text(4), st.text(5)});
+  }
+  return out;
+}
+
+std::vector<GuardRow> RunReader::guards(Id run_id) const {
+  auto st = db_->prepare(
+      "SELECT id, coalesce(compile_id,0), coalesce(kind,''), coalesce(expr,''), "
+      "coalesce(file,''), coalesce(line,0) FROM guards WHERE run_id=? ORDER BY id");
+  st.bind(1, run_id);
+  std::vector<GuardRow> out;
+  while (st.step()) {
+    out.push_back({st.int64(0), st.int64(1), st.text(2), st.text(3), st.text(4),
+                   static_cast<int>(st.int64(5))});
+  }
+  return out;
+}
+
+std::vector<BreakSite> RunReader::break_sites(Id run_id) const {
+  auto st = db_->prepare(
+      "SELECT coalesce(type,''), coalesce(break_id,''), coalesce(op,''), min(coalesce(reason,'')), "
+      "min(coalesce(hint,'')), coalesce(file,''), coalesce(line,0), coalesce(col,0), "
+      "min(coalesce(source,'')), coalesce(module_path,''), min(coalesce(stack_json,'[]')), "
+      "count(*) FROM graph_breaks WHERE run_id=? "
+      "GROUP BY 1, 2, 3, 6, 7, 8, 10 ORDER BY count(*) DESC, 6, 7, 8");
+  st.bind(1, run_id);
+  std::vector<BreakSite> out;
+  while (st.step()) {
+    BreakSite b;
+    b.type = st.text(0);
+    b.break_id = st.text(1);
+    b.op = st.text(2);
+    b.reason = st.text(3);
+    b.hint = st.text(4);
+    b.file = st.text(5);
+    b.line = static_cast<int>(st.int64(6));
+    b.col = static_cast<int>(st.int64(7));
+    b.source = st.text(8);
+    b.module_path = st.text(9);
+    b.stack_json = st.text(10);
+    b.count = st.int64(11);
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+std::vector<GuardFailureRow> RunReader::guard_failures(Id run_id) const {
+  auto st = db_->prepare(
+      "SELECT f.call_id, f.compile_id, f.guard_id, coalesce(c.compile_id,''), "
+      "coalesce(g.kind,''), coalesce(g.expr,''), coalesce(g.file,''), coalesce(g.line,0), "
+      "coalesce(f.expected,''), coalesce(f.actual,''), coalesce(f.message,'') "
+      "FROM guard_failures f LEFT JOIN compiles c ON c.id=f.compile_id "
+      "LEFT JOIN guards g ON g.id=f.guard_id WHERE f.run_id=? ORDER BY f.id");
+  st.bind(1, run_id);
+  std::vector<GuardFailureRow> out;
+  while (st.step()) {
+    GuardFailureRow r;
+    r.call_id = st.int64(0);
+    r.compile_id = st.int64(1);
+    r.guard_id = st.int64(2);
+    r.compile_label = st.text(3);
+    r.guard_kind = st.text(4);
+    r.guard_expr = st.text(5);
+    r.guard_file = st.text(6);
+    r.guard_line = static_cast<int>(st.int64(7));
+    r.expected = st.text(8);
+    r.actual = st.text(9);
+    r.message = st.text(10);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<RecompileRow> RunReader::recompiles(Id run_id) const {
+  auto st = db_->prepare(
+      "SELECT r.id, coalesce(r.frame_id,0), coalesce(r.compile_id,0), coalesce(r.call_id,0), "
+      "coalesce(fr.name,''), coalesce(c.compile_id,''), coalesce(r.reason,''), "
+      "coalesce(r.cache_size,0) FROM recompiles r LEFT JOIN compiles c ON c.id=r.compile_id "
+      "LEFT JOIN frames fr ON fr.id=r.frame_id WHERE r.run_id=? ORDER BY r.id");
+  st.bind(1, run_id);
+  std::vector<RecompileRow> out;
+  std::unordered_map<Id, std::vector<size_t>> by_call;
+  while (st.step()) {
+    RecompileRow r;
+    r.id = st.int64(0);
+    r.frame_id = st.int64(1);
+    r.compile_id = st.int64(2);
+    r.call_id = st.int64(3);
+    r.frame_name = st.text(4);
+    r.compile_label = st.text(5);
+    r.reason = st.text(6);
+    r.cache_size = static_cast<int>(st.int64(7));
+    by_call[r.call_id].push_back(out.size());
+    out.push_back(std::move(r));
+  }
+  if (out.empty()) return out;
+  for (auto& f : guard_failures(run_id)) {
+    auto it = by_call.find(f.call_id);
+    if (it == by_call.end()) continue;
+    for (size_t i : it->second) out[i].failures.push_back(f);
+  }
+  return out;
+}
+
+std::vector<CallRow> RunReader::calls(Id run_id) const {
+  auto st = db_->prepare(
+      "SELECT id, coalesce(frame_id,0), coalesce(compile_id,0), coalesce(start_ns,0), "
+      "coalesce(duration_ns,0), coalesce(path,''), coalesce(input_shapes,'') FROM calls "
+      "WHERE run_id=? ORDER BY start_ns, id");
+  st.bind(1, run_id);
+  std::vector<CallRow> out;
+  while (st.step()) {
+    out.push_back({st.int64(0), st.int64(1), st.int64(2), st.int64(3), st.int64(4), st.text(5),
+                   st.text(6)});
+  }
+  return out;
+}
+
+std::vector<StepRow> RunReader::steps(Id run_id) const {
+  auto st = db_->prepare(
+      "SELECT step, coalesce(start_ns,0), coalesce(duration_ns,0), loss FROM steps "
+      "WHERE run_id=? ORDER BY step");
+  st.bind(1, run_id);
+  std::vector<StepRow> out;
+  while (st.step()) {
+    StepRow r{st.int64(0), st.int64(1), st.int64(2), std::nullopt};
+    if (!st.is_null(3)) r.loss = st.real(3);
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<PerfHintRow> RunReader::perf_hints(Id run_id) const {
+  auto st = db_->prepare(
+      "SELECT coalesce(compile_id,0), coalesce(kind,''), coalesce(op,''), coalesce(message,''), "
+      "coalesce(file,''), coalesce(line,0) FROM perf_hints WHERE run_id=? ORDER BY id");
+  st.bind(1, run_id);
+  std::vector<PerfHintRow> out;
+  while (st.step()) {
+    out.push_back({st.int64(0), st.text(1), st.text(2), st.text(3), st.text(4),
+                   static_cast<int>(st.int64(5))});
+  }
+  return out;
+}
+
+std::vector<KernelStats> RunReader::kernel_stats(Id run_id, std::optional<TimeRange> range) const {
+  std::string sql =
+      "SELECT coalesce(name,''), coalesce(kind,''), coalesce(device,''), duration_ns FROM kernels "
+      "WHERE run_id=?";
+  if (range) sql += " AND start_ns >= ? AND start_ns < ?";
+  auto st = db_->prepare(sql);
+  st.bind(1, run_id);
+  if (range) st.bind(2, range->start_ns).bind(3, range->end_ns);
+
+  struct Acc {
+    KernelStats stats;
+    std::vector<int64_t> durations;
+    double sum_sq = 0;
+  };
+  std::vector<Acc> accs;
+  std::unordered_map<std::string, size_t> index;
+  std::string key;
+  while (st.step()) {
+    key.assign(st.text_view(0));
+    key.push_back('\0');
+    key.append(st.text_view(2));
+    auto [it, inserted] = index.try_emplace(key, accs.size());
+    if (inserted) {
+      Acc a;
+      a.stats.name = std::string(st.text_view(0));
+      a.stats.kind = std::string(st.text_view(1));
+      a.stats.device = std::string(st.text_view(2));
+      a.stats.min_ns = INT64_MAX;
+      accs.push_back(std::move(a));
+    }
+    Acc& a = accs[it->second];
+    int64_t d = st.int64(3);
+    a.durations.push_back(d);
+    a.stats.total_ns += d;
+    a.stats.min_ns = std::min(a.stats.min_ns, d);
+    a.stats.max_ns = std::max(a.stats.max_ns, d);
+    a.sum_sq += static_cast<double>(d) * static_cast<double>(d);
+  }
+  int64_t all = 0;
+  for (const auto& a : accs) all += a.stats.total_ns;
+  std::vector<KernelStats> out;
+  out.reserve(accs.size());
+  for (auto& a : accs) {
+    KernelStats s = std::move(a.stats);
+    s.instances = static_cast<int64_t>(a.durations.size());
+    double n = static_cast<double>(s.instances);
+    s.avg_ns = static_cast<double>(s.total_ns) / n;
+    s.median_ns = median_of(a.durations);
+    // Sample standard deviation, as nsys reports it.
+    s.stddev_ns = s.instances > 1
+                      ? std::sqrt(std::max(0.0, (a.sum_sq - n * s.avg_ns * s.avg_ns) / (n - 1)))
+                      : 0.0;
+    s.time_percent = all > 0 ? 100.0 * static_cast<double>(s.total_ns) / static_cast<double>(all) : 0;
+    out.push_back(std::move(s));
+  }
+  std::sort(out.begin(), out.end(), [](const KernelStats& a, const KernelStats& b) {
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+  });
+  return out;
+}
+
+void RunReader::for_each_kernel(Id run_id, const std::function<void(const KernelRow&)>& visit,
+                                std::optional<TimeRange> range) const {
+  std::string sql =
+      "SELECT coalesce(call_id,0), coalesce(graph_id,0), coalesce(name,''), coalesce(kind,''), "
+      "coalesce(device,''), coalesce(stream,0), start_ns, duration_ns, coalesce(correlation_id,0) "
+      "FROM kernels WHERE run_id=?";
+  if (range) sql += " AND start_ns >= ? AND start_ns < ?";
+  sql += " ORDER BY start_ns";
+  auto st = db_->prepare(sql);
+  st.bind(1, run_id);
+  if (range) st.bind(2, range->start_ns).bind(3, range->end_ns);
+  KernelRow row;
+  while (st.step()) {
+    row.call_id = st.int64(0);
+    row.graph_id = st.int64(1);
+    row.name.assign(st.text_view(2));
+    row.kind.assign(st.text_view(3));
+    row.device.assign(st.text_view(4));
+    row.stream = static_cast<int>(st.int64(5));
+    row.start_ns = st.int64(6);
+    row.duration_ns = st.int64(7);
+    row.correlation_id = st.int64(8);
+    visit(row);
+  }
+}
+
+TimeRange RunReader::time_range(Id run_id) const {
+  auto st = db_->prepare(
+      "SELECT min(s), max(e) FROM ("
+      "SELECT min(start_ns) s, max(start_ns+duration_ns) e FROM calls WHERE run_id=?1 UNION ALL "
+      "SELECT min(start_ns), max(start_ns+duration_ns) FROM kernels WHERE run_id=?1 UNION ALL "
+      "SELECT min(start_ns), max(start_ns+duration_ns) FROM compiles WHERE run_id=?1 UNION ALL "
+      "SELECT min(start_ns), max(start_ns+duration_ns) FROM steps WHERE run_id=?1)");
+  st.bind(1, run_id);
+  TimeRange r;
+  if (st.step() && !st.is_null(0)) {
+    r.start_ns = st.int64(0);
+    r.end_ns = st.int64(1);
+  }
+  return r;
+}
+
+}  // namespace tcprof

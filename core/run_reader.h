@@ -1,0 +1,170 @@
+// RunReader: the query API over a tcprof database that the CLI and the GUI share. It opens files
+// read-only, so it can read a database that a live job is still writing (WAL readers see every
+// committed batch), and files copied from another machine.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/events.h"
+
+namespace tcprof {
+
+class Database;
+
+struct RunRow {
+  Id id = 0;
+  std::string started_at, finished_at, command, model_path, model_sha256, stance, config_json,
+      libtorch_version, device, status;
+  int64_t dropped_events = 0;
+};
+
+struct RunSummary {
+  int64_t frames = 0, compiles = 0, graphs = 0, graph_breaks = 0, break_sites = 0, guards = 0,
+          guard_failures = 0, recompiles = 0, recompile_limit_hits = 0, calls = 0,
+          eager_calls = 0, kernels = 0, steps = 0, perf_hints = 0;
+  int64_t compile_time_ns = 0;
+  double ms_per_call = 0;  // median call duration
+  double ms_per_step = 0;  // median step duration
+};
+
+// Breaks de-duplicated by site: same frame-independent location and cause.
+struct BreakSite {
+  std::string type, break_id, op, reason, hint, file;
+  int line = 0, col = 0;
+  std::string source, module_path, stack_json;
+  int64_t count = 0;
+};
+
+struct GuardFailureRow {
+  Id call_id = 0, compile_id = 0, guard_id = 0;
+  std::string compile_label;  // "0/1"
+  std::string guard_kind, guard_expr, guard_file;
+  int guard_line = 0;
+  std::string expected, actual, message;
+};
+
+struct RecompileRow {
+  Id id = 0, frame_id = 0, compile_id = 0, call_id = 0;
+  std::string frame_name, compile_label, reason;
+  int cache_size = 0;
+  std::vector<GuardFailureRow> failures;  // those recorded on the call that forced it
+};
+
+struct CompileRow {
+  Id id = 0, frame_id = 0;
+  std::string compile_label, reason, status;
+  int64_t start_ns = 0, duration_ns = 0;
+  bool cache_hit = false;
+};
+
+struct CompilePhaseRow {
+  Id compile_id = 0;
+  std::string phase;
+  int64_t start_ns = 0, duration_ns = 0;
+};
+
+struct GraphRow {
+  Id id = 0, compile_id = 0;
+  std::string compile_label;
+  int op_count = 0;
+  std::string ir, code;
+};
+
+struct GuardRow {
+  Id id = 0, compile_id = 0;
+  std::string kind, expr, file;
+  int line = 0;
+};
+
+struct FrameRow {
+  Id id = 0;
+  std::string name, module_path, file;
+  int line = 0;
+};
+
+struct CallRow {
+  Id id = 0, frame_id = 0, compile_id = 0;
+  int64_t start_ns = 0, duration_ns = 0;
+  std::string path, input_shapes;
+};
+
+struct StepRow {
+  int64_t step = 0, start_ns = 0, duration_ns = 0;
+  std::optional<double> loss;
+};
+
+struct PerfHintRow {
+  Id compile_id = 0;
+  std::string kind, op, message, file;
+  int line = 0;
+};
+
+struct KernelRow {
+  Id call_id = 0, graph_id = 0;
+  std::string name, kind, device;
+  int stream = 0;
+  int64_t start_ns = 0, duration_ns = 0;
+  int64_t correlation_id = 0;
+};
+
+// Per kernel name, the columns of nsys `cuda_gpu_kern_sum`.
+struct KernelStats {
+  std::string name, kind, device;
+  int64_t instances = 0, total_ns = 0, min_ns = 0, max_ns = 0;
+  double avg_ns = 0, median_ns = 0, stddev_ns = 0;
+  double time_percent = 0;  // of all kernel time in the selection
+};
+
+struct TimeRange {
+  int64_t start_ns = 0, end_ns = 0;
+  bool empty() const { return end_ns <= start_ns; }
+};
+
+class RunReader {
+ public:
+  // Throws Error(Input) naming the file when it is missing, not SQLite, not a tcprof database,
+  // or of a newer schema version.
+  explicit RunReader(const std::string& path);
+  ~RunReader();
+  RunReader(const RunReader&) = delete;
+  RunReader& operator=(const RunReader&) = delete;
+
+  const std::string& path() const { return path_; }
+  int schema_version() const { return schema_version_; }
+
+  std::vector<RunRow> runs() const;
+  std::optional<RunRow> run(Id run_id) const;
+  RunSummary summary(Id run_id) const;
+
+  std::vector<FrameRow> frames(Id run_id) const;
+  std::vector<CompileRow> compiles(Id run_id) const;
+  std::vector<CompilePhaseRow> compile_phases(Id run_id) const;
+  std::vector<GraphRow> graphs(Id run_id) const;
+  std::vector<GuardRow> guards(Id run_id) const;
+  std::vector<BreakSite> break_sites(Id run_id) const;  // most frequent first
+  std::vector<RecompileRow> recompiles(Id run_id) const;
+  std::vector<GuardFailureRow> guard_failures(Id run_id) const;
+  std::vector<CallRow> calls(Id run_id) const;
+  std::vector<StepRow> steps(Id run_id) const;
+  std::vector<PerfHintRow> perf_hints(Id run_id) const;
+
+  // Kernel aggregates by name, largest total first; optionally only kernels starting in `range`.
+  std::vector<KernelStats> kernel_stats(Id run_id, std::optional<TimeRange> range = {}) const;
+  // Streams kernels ordered by start time (optionally within a range) without materialising them.
+  void for_each_kernel(Id run_id, const std::function<void(const KernelRow&)>& visit,
+                       std::optional<TimeRange> range = {}) const;
+  // Earliest start and latest end over calls, kernels, compiles and steps of the run.
+  TimeRange time_range(Id run_id) const;
+
+ private:
+  std::string path_;
+  std::unique_ptr<Database> db_;
+  int schema_version_ = 0;
+};
+
+
+}  // namespace tcprof

@@ -1,0 +1,134 @@
+#include "core/schema.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/sqlite_db.h"
+
+namespace tcprof {
+namespace {
+
+// Ids of referenced entities are assigned by the writer (see events.h); the rest are rowids.
+constexpr const char* kSchemaSql = R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE runs(
+  id INTEGER PRIMARY KEY, started_at TEXT NOT NULL, finished_at TEXT, command TEXT NOT NULL,
+  model_path TEXT, model_sha256 TEXT, stance TEXT, config_json TEXT, libtorch_version TEXT,
+  device TEXT, status TEXT NOT NULL, host TEXT, pid INTEGER, dropped_events INTEGER DEFAULT 0);
+CREATE TABLE frames(
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, name TEXT, module_path TEXT, file TEXT,
+  line INTEGER);
+CREATE TABLE compiles(
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, frame_id INTEGER, compile_id TEXT, reason TEXT,
+  start_ns INTEGER, duration_ns INTEGER, status TEXT, cache_hit INTEGER);
+CREATE TABLE compile_phases(
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, compile_id INTEGER, phase TEXT,
+  start_ns INTEGER, duration_ns INTEGER);
+CREATE TABLE graphs(
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, compile_id INTEGER, op_count INTEGER, ir TEXT,
+  code TEXT);
+CREATE TABLE graph_breaks(
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, compile_id INTEGER, type TEXT, break_id TEXT,
+  op TEXT, reason TEXT, hint TEXT, file TEXT, line INTEGER, col INTEGER, source TEXT,
+  module_path TEXT, stack_json TEXT);
+CREATE TABLE guards(
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, compile_id INTEGER, kind TEXT, expr TEXT,
+  file TEXT, line INTEGER);
+CREATE TABLE guard_failures(
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, call_id INTEGER, compile_id INTEGER,
+  guard_id INTEGER, expected TEXT, actual TEXT, message TEXT);
+CREATE TABLE recompiles(
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, frame_id INTEGER, compile_id INTEGER,
+  reason TEXT, cache_size INTEGER, call_id INTEGER);
+CREATE TABLE calls(
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, frame_id INTEGER, compile_id INTEGER,
+  start_ns INTEGER, duration_ns INTEGER, path TEXT, input_shapes TEXT);
+CREATE TABLE kernels(
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, call_id INTEGER, graph_id INTEGER, name TEXT,
+  kind TEXT, device TEXT, stream INTEGER, start_ns INTEGER, duration_ns INTEGER, grid TEXT,
+  block TEXT, correlation_id INTEGER);
+CREATE TABLE steps(
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, step INTEGER, start_ns INTEGER,
+  duration_ns INTEGER, loss REAL);
+CREATE TABLE perf_hints(
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, compile_id INTEGER, kind TEXT, op TEXT,
+  message TEXT, file TEXT, line INTEGER);
+
+-- kernels has no index on purpose: an index halves the insert rate, and readers scan a run's
+-- kernels once (timeline, aggregates) rather than seeking into them.
+CREATE INDEX calls_by_run ON calls(run_id, start_ns);
+CREATE INDEX breaks_by_run ON graph_breaks(run_id);
+CREATE INDEX compiles_by_run ON compiles(run_id);
+CREATE INDEX guards_by_compile ON guards(compile_id);
+CREATE INDEX failures_by_run ON guard_failures(run_id);
+)sql";
+
+bool has_table(Database& db, const char* name) {
+  auto st = db.prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?");
+  st.bind(1, name);
+  return st.step();
+}
+
+int table_count(Database& db) {
+  auto st = db.prepare("SELECT count(*) FROM sqlite_master WHERE type='table'");
+  st.step();
+  return static_cast<int>(st.int64(0));
+}
+
+// Reading sqlite_master is the first access to the file: a file that is not SQLite fails here.
+int read_version(Database& db) {
+  int tables = 0;
+  try {
+    tables = table_count(db);
+  } catch (const Error&) {
+    throw Error(ErrorKind::Input,
+                fmt::format("'{}' is not a tcprof database: not an SQLite file", db.path()));
+  }
+  if (tables == 0) return 0;
+  if (!has_table(db, "meta")) {
+    throw Error(ErrorKind::Input,
+                fmt::format("'{}' is an SQLite file but not a tcprof database (no meta table)",
+                            db.path()));
+  }
+  auto st = db.prepare("SELECT value FROM meta WHERE key='schema_version'");
+  if (!st.step()) {
+    throw Error(ErrorKind::Input,
+                fmt::format("'{}' is not a tcprof database (meta has no schema_version)", db.path()));
+  }
+  int version = std::atoi(st.text(0).c_str());
+  if (version > kSchemaVersion) {
+    throw Error(ErrorKind::Input,
+                fmt::format("'{}' has schema version {}, newer than this tcprof understands ({}): "
+                            "upgrade tcprof to read it",
+                            db.path(), version, kSchemaVersion));
+  }
+  if (version < 1 || !has_table(db, "runs") || !has_table(db, "kernels")) {
+    throw Error(ErrorKind::Input,
+                fmt::format("'{}' has a damaged tcprof schema (version {})", db.path(), version));
+  }
+  return version;
+}
+
+}  // namespace
+
+int validate_schema(Database& db) {
+  int version = read_version(db);
+  if (version == 0) {
+    throw Error(ErrorKind::Input, fmt::format("'{}' is empty: it holds no tcprof runs", db.path()));
+  }
+  return version;
+}
+
+void create_or_validate_schema(Database& db) {
+  if (read_version(db) != 0) return;
+  Transaction tx(db);
+  if (table_count(db) == 0) {  // re-check under the write lock: another process may have won
+    db.exec(kSchemaSql);
+    auto st = db.prepare("INSERT INTO meta(key, value) VALUES (?, ?)");
+    st.bind(1, "schema_version").bind(2, std::to_string(kSchemaVersion)).run();
+    st.bind(1, "created_by").bind(2, "tcprof").run();
+  }
+  tx.commit();
+}
+
+}  // namespace tcprof

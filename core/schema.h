@@ -1,0 +1,20 @@
+// The tcprof database schema (PRODUCT.md, "Database"). Bump kSchemaVersion whenever a table or a
+// column's meaning changes; readers refuse files with a newer version.
+#pragma once
+#include <string>
+
+namespace tcprof {
+
+class Database;
+
+constexpr int kSchemaVersion = 1;
+
+// Creates the tables when the file is new. Throws Error(Input) naming the file when it holds
+// another application's tables or a schema newer than this build understands.
+void create_or_validate_schema(Database& db);
+
+// Checks that an existing file is a tcprof database this build can read.
+// Returns the file's schema version.
+int validate_schema(Database& db);
+
+}  // namespace tcprof

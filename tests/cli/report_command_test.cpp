@@ -1,0 +1,110 @@
+// `tcprof report` as a user runs it: the real binary on a database written by the real store.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "samples/synthetic_run.h"
+#include "tests/test_support.h"
+
+namespace tcprof {
+namespace {
+
+using testing::run_command;
+using testing::TempDir;
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size()) {
+    s.replace(pos, from.size(), to);
+  }
+  return s;
+}
+
+void expect_golden(const std::string& actual, const std::string& golden_name) {
+  std::string golden_path = std::string(TCPROF_GOLDEN_DIR) + "/" + golden_name;
+  if (std::getenv("TCPROF_UPDATE_GOLDEN")) {
+    std::ofstream(golden_path) << actual;
+    GTEST_SKIP() << "updated " << golden_path;
+  }
+  std::string expected = testing::read_file(golden_path);
+  ASSERT_FALSE(expected.empty()) << "missing golden file " << golden_path
+                                 << " (run with TCPROF_UPDATE_GOLDEN=1 to create it)";
+  EXPECT_EQ(actual, expected) << "to accept the new output: TCPROF_UPDATE_GOLDEN=1 ctest -R Report";
+}
+
+TEST(ReportCommand, TextMatchesGolden) {
+  TempDir dir;
+  std::string db = dir.file("run.db");
+  write_synthetic_run(db, SyntheticRunOptions{});
+  auto r = run_command(std::string(TCPROF_BIN) + " report " + db);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  expect_golden(replace_all(r.output, db, "<DB>"), "report_synthetic.txt");
+  // The report must read well in an 80-column terminal.
+  size_t start = 0;
+  while (start < r.output.size()) {
+    size_t end = r.output.find('\n', start);
+    std::string line = replace_all(r.output.substr(start, end - start), db, "<DB>");
+    size_t columns = 0;
+    for (unsigned char c : line) columns += (c & 0xC0) != 0x80;
+    EXPECT_LE(columns, 80u) << line;
+    start = end + 1;
+  }
+}
+
+TEST(ReportCommand, JsonCarriesSectionsAndCounts) {
+  TempDir dir;
+  std::string db = dir.file("run.db");
+  write_synthetic_run(db, SyntheticRunOptions{});
+  auto r = run_command(std::string(TCPROF_BIN) + " report --json " + db);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output);
+  ASSERT_EQ(j["runs"].size(), 1u);
+  const auto& run = j["runs"][0];
+  EXPECT_EQ(run["summary"]["recompiles"], 1);
+  EXPECT_EQ(run["summary"]["graph_breaks"], 2);
+  EXPECT_EQ(run["summary"]["break_sites"], 1);
+  EXPECT_EQ(run["break_sites"][0]["id"], "TCB0002");
+  EXPECT_EQ(run["break_sites"][0]["line"], 57);
+  EXPECT_EQ(run["break_sites"][0]["count"], 2);
+  EXPECT_EQ(run["recompiles"][0]["guard_failures"][0]["expected"], "64");
+  EXPECT_EQ(run["recompiles"][0]["guard_failures"][0]["actual"], "96");
+  EXPECT_EQ(run["config"]["recompile_limit"], 8);
+  EXPECT_EQ(run["summary"]["kernels"], 2000);
+}
+
+TEST(ReportCommand, BadInputsExitTwoWithOneClearLine) {
+  TempDir dir;
+  std::string junk = dir.file("junk.db");
+  std::ofstream(junk) << std::string(200, 'x');
+  for (const std::string& args : {"report " + dir.file("missing.db"), "report " + junk,
+                                  std::string("report"), std::string("report --bogus x.db"),
+                                  std::string("no-such-command")}) {
+    auto r = run_command(std::string(TCPROF_BIN) + " " + args + " 2>&1 >/dev/null");
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.output;
+    EXPECT_NE(r.output.find("tcprof"), std::string::npos) << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << args << ": " << r.output;
+  }
+}
+
+TEST(ReportCommand, UnknownRunIsUsageError) {
+  TempDir dir;
+  std::string db = dir.file("run.db");
+  write_synthetic_run(db, SyntheticRunOptions{});
+  auto r = run_command(std::string(TCPROF_BIN) + " report --run 42 " + db, true);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("no run 42"), std::string::npos) << r.output;
+}
+
+TEST(VersionFlag, NamesEveryComponent) {
+  auto r = run_command(std::string(TCPROF_BIN) + " --version");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find("LibTorch 1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("SQLite 3"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("CUDA/CUPTI support"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace tcprof

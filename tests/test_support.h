@@ -1,0 +1,28 @@
+// Helpers shared by tests: temporary directories that clean up after themselves.
+#pragma once
+#include <filesystem>
+#include <string>
+
+namespace tcprof::testing {
+
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::filesystem::path& path() const { return path_; }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Runs a shell command line, capturing stdout (and stderr when `merge_stderr`).
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;
+};
+CommandResult run_command(const std::string& command_line, bool merge_stderr = false);
+
+std::string read_file(const std::string& path);
+
+}  // namespace tcprof::testing
