@@ -143,4 +143,30 @@ struct PerfHintEvent {
   int line = 0;
 };
 
+// --profile summary: the launches of one kernel name in one call window, folded into one row
+// (count, total, min, max and the sum of squares so that the standard deviation stays exact).
+// Names are interned like KernelEvent's.
+struct KernelSummaryEvent {
+  Id call_id = 0;
+  Id graph_id = 0;
+  uint32_t name_id = 0;
+  uint32_t kind_id = 0;
+  uint32_t device_id = 0;
+  int32_t stream = 0;
+  int64_t start_ns = 0;  // first launch's start
+  int64_t end_ns = 0;    // last launch's end
+  int64_t count = 0;
+  int64_t total_ns = 0;
+  int64_t min_ns = 0;
+  int64_t max_ns = 0;
+  double sum_sq_ns2 = 0;  // sum of squared durations, ns^2
+};
+
+// A named per-run counter such as "cupti.dropped_records". Rows are deltas: readers sum them per
+// name, so a collector can record as it goes and a killed job keeps what it counted.
+struct CounterEvent {
+  std::string name;
+  int64_t value = 0;
+};
+
 }  // namespace tcprof

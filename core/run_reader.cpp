@@ -24,6 +24,27 @@ double median_of(std::vector<int64_t>& v) {
   return (lower + upper) / 2;
 }
 
+// Median of single durations and (value, weight) pairs; the lower middle value for even totals
+// is averaged with the upper one, as median_of does.
+double weighted_median(const std::vector<int64_t>& singles,
+                       std::vector<std::pair<double, int64_t>> weighted) {
+  for (int64_t d : singles) weighted.emplace_back(static_cast<double>(d), 1);
+  std::sort(weighted.begin(), weighted.end());
+  int64_t total = 0;
+  for (const auto& w : weighted) total += w.second;
+  if (total == 0) return 0;
+  auto value_at = [&](int64_t rank) {  // 0-based rank
+    int64_t seen = 0;
+    for (const auto& w : weighted) {
+      seen += w.second;
+      if (rank < seen) return w.first;
+    }
+    return weighted.back().first;
+  };
+  if (total % 2 == 1) return value_at(total / 2);
+  return (value_at(total / 2 - 1) + value_at(total / 2)) / 2;
+}
+
 int64_t count_of(Database& db, const char* sql, Id run_id) {
   auto st = db.prepare(sql);
   st.bind(1, run_id);
@@ -324,6 +345,8 @@ std::vector<KernelStats> RunReader::kernel_stats(Id run_id, std::optional<TimeRa
   struct Acc {
     KernelStats stats;
     std::vector<int64_t> durations;
+    std::vector<std::pair<double, int64_t>> folded;  // summary rows: (mean, count)
+    int64_t folded_count = 0;
     double sum_sq = 0;
   };
   std::vector<Acc> accs;
@@ -350,16 +373,47 @@ std::vector<KernelStats> RunReader::kernel_stats(Id run_id, std::optional<TimeRa
     a.stats.max_ns = std::max(a.stats.max_ns, d);
     a.sum_sq += static_cast<double>(d) * static_cast<double>(d);
   }
+  if (schema_version_ >= 2) {
+    std::string sum_sql =
+        "SELECT coalesce(name,''), coalesce(kind,''), coalesce(device,''), count, total_ns, min_ns, "
+        "max_ns, sum_sq_ns2 FROM kernel_summaries WHERE run_id=? AND count>0";
+    if (range) sum_sql += " AND start_ns >= ? AND start_ns < ?";
+    auto ss = db_->prepare(sum_sql);
+    ss.bind(1, run_id);
+    if (range) ss.bind(2, range->start_ns).bind(3, range->end_ns);
+    while (ss.step()) {
+      key.assign(ss.text_view(0));
+      key.push_back('\0');
+      key.append(ss.text_view(2));
+      auto [it, inserted] = index.try_emplace(key, accs.size());
+      if (inserted) {
+        Acc a;
+        a.stats.name = std::string(ss.text_view(0));
+        a.stats.kind = std::string(ss.text_view(1));
+        a.stats.device = std::string(ss.text_view(2));
+        a.stats.min_ns = INT64_MAX;
+        accs.push_back(std::move(a));
+      }
+      Acc& a = accs[it->second];
+      int64_t count = ss.int64(3), total = ss.int64(4);
+      a.folded.emplace_back(static_cast<double>(total) / static_cast<double>(count), count);
+      a.folded_count += count;
+      a.stats.total_ns += total;
+      a.stats.min_ns = std::min(a.stats.min_ns, ss.int64(5));
+      a.stats.max_ns = std::max(a.stats.max_ns, ss.int64(6));
+      a.sum_sq += ss.real(7);
+    }
+  }
   int64_t all = 0;
   for (const auto& a : accs) all += a.stats.total_ns;
   std::vector<KernelStats> out;
   out.reserve(accs.size());
   for (auto& a : accs) {
     KernelStats s = std::move(a.stats);
-    s.instances = static_cast<int64_t>(a.durations.size());
+    s.instances = static_cast<int64_t>(a.durations.size()) + a.folded_count;
     double n = static_cast<double>(s.instances);
     s.avg_ns = static_cast<double>(s.total_ns) / n;
-    s.median_ns = median_of(a.durations);
+    s.median_ns = a.folded.empty() ? median_of(a.durations) : weighted_median(a.durations, a.folded);
     // Sample standard deviation, as nsys reports it.
     s.stddev_ns = s.instances > 1
                       ? std::sqrt(std::max(0.0, (a.sum_sq - n * s.avg_ns * s.avg_ns) / (n - 1)))
@@ -397,6 +451,62 @@ void RunReader::for_each_kernel(Id run_id, const std::function<void(const Kernel
     row.correlation_id = st.int64(8);
     visit(row);
   }
+}
+
+std::vector<KernelSummaryRow> RunReader::kernel_summaries(Id run_id) const {
+  std::vector<KernelSummaryRow> out;
+  if (schema_version_ < 2) return out;
+  auto st = db_->prepare(
+      "SELECT coalesce(call_id,0), coalesce(graph_id,0), coalesce(name,''), coalesce(kind,''), "
+      "coalesce(device,''), coalesce(stream,0), start_ns, end_ns, count, total_ns, min_ns, max_ns, "
+      "sum_sq_ns2 FROM kernel_summaries WHERE run_id=? ORDER BY start_ns, id");
+  st.bind(1, run_id);
+  while (st.step()) {
+    KernelSummaryRow r;
+    r.call_id = st.int64(0);
+    r.graph_id = st.int64(1);
+    r.name = st.text(2);
+    r.kind = st.text(3);
+    r.device = st.text(4);
+    r.stream = static_cast<int>(st.int64(5));
+    r.start_ns = st.int64(6);
+    r.end_ns = st.int64(7);
+    r.count = st.int64(8);
+    r.total_ns = st.int64(9);
+    r.min_ns = st.int64(10);
+    r.max_ns = st.int64(11);
+    r.sum_sq_ns2 = st.real(12);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<GraphKernelTime> RunReader::graph_kernel_times(Id run_id) const {
+  std::string rows =
+      "SELECT graph_id, kind, 1 AS n, duration_ns AS t FROM kernels WHERE run_id=?1";
+  if (schema_version_ >= 2) {
+    rows += " UNION ALL SELECT graph_id, kind, count, total_ns FROM kernel_summaries WHERE run_id=?1";
+  }
+  auto st = db_->prepare(
+      "SELECT coalesce(k.graph_id,0), coalesce(k.kind,''), coalesce(c.compile_id,''), sum(k.n), "
+      "sum(k.t) FROM (" + rows + ") k LEFT JOIN graphs g ON g.id=k.graph_id "
+      "LEFT JOIN compiles c ON c.id=g.compile_id GROUP BY 1, 2 ORDER BY 1, 5 DESC, 2");
+  st.bind(1, run_id);
+  std::vector<GraphKernelTime> out;
+  while (st.step()) {
+    out.push_back({st.int64(0), st.text(2), st.text(1), st.int64(3), st.int64(4)});
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, int64_t>> RunReader::counters(Id run_id) const {
+  std::vector<std::pair<std::string, int64_t>> out;
+  if (schema_version_ < 2) return out;
+  auto st = db_->prepare(
+      "SELECT name, sum(value) FROM run_counters WHERE run_id=? GROUP BY name ORDER BY name");
+  st.bind(1, run_id);
+  while (st.step()) out.emplace_back(st.text(0), st.int64(1));
+  return out;
 }
 
 TimeRange RunReader::time_range(Id run_id) const {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/events.h"
@@ -119,6 +120,23 @@ struct KernelStats {
   double time_percent = 0;  // of all kernel time in the selection
 };
 
+// One --profile summary row: a kernel name's launches in one call window.
+struct KernelSummaryRow {
+  Id call_id = 0, graph_id = 0;
+  std::string name, kind, device;
+  int stream = 0;
+  int64_t start_ns = 0, end_ns = 0, count = 0, total_ns = 0, min_ns = 0, max_ns = 0;
+  double sum_sq_ns2 = 0;
+};
+
+// Kernel time of one graph split by kind (generated, extern, fallback, eager, guard, gpu, ...).
+struct GraphKernelTime {
+  Id graph_id = 0;
+  std::string compile_label;  // of the graph's compile; empty for kernels outside any graph
+  std::string kind;
+  int64_t instances = 0, total_ns = 0;
+};
+
 struct TimeRange {
   int64_t start_ns = 0, end_ns = 0;
   bool empty() const { return end_ns <= start_ns; }
@@ -153,10 +171,18 @@ class RunReader {
   std::vector<PerfHintRow> perf_hints(Id run_id) const;
 
   // Kernel aggregates by name, largest total first; optionally only kernels starting in `range`.
+  // --profile summary rows count in fully; their median treats each row as `count` launches of
+  // its mean duration (the individual launches were not kept).
   std::vector<KernelStats> kernel_stats(Id run_id, std::optional<TimeRange> range = {}) const;
   // Streams kernels ordered by start time (optionally within a range) without materialising them.
   void for_each_kernel(Id run_id, const std::function<void(const KernelRow&)>& visit,
                        std::optional<TimeRange> range = {}) const;
+  // --profile summary rows, by start time (none in files older than schema 2).
+  std::vector<KernelSummaryRow> kernel_summaries(Id run_id) const;
+  // Per graph and kind, full and summary kernels together; graphs in id order, kinds by time.
+  std::vector<GraphKernelTime> graph_kernel_times(Id run_id) const;
+  // run_counters summed per name, by name.
+  std::vector<std::pair<std::string, int64_t>> counters(Id run_id) const;
   // Earliest start and latest end over calls, kernels, compiles and steps of the run.
   TimeRange time_range(Id run_id) const;
 

@@ -58,10 +58,15 @@ struct RunWriter::Statements {
         step(db.prepare("INSERT INTO steps(run_id, step, start_ns, duration_ns, loss) "
                         "VALUES (?,?,?,?,?)")),
         hint(db.prepare("INSERT INTO perf_hints(run_id, compile_id, kind, op, message, file, "
-                        "line) VALUES (?,?,?,?,?,?,?)")) {}
+                        "line) VALUES (?,?,?,?,?,?,?)")),
+        kernel_summary(db.prepare(
+            "INSERT INTO kernel_summaries(run_id, call_id, graph_id, name, kind, device, stream, "
+            "start_ns, end_ns, count, total_ns, min_ns, max_ns, sum_sq_ns2) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
+        counter(db.prepare("INSERT INTO run_counters(run_id, name, value) VALUES (?,?,?)")) {}
 
   Statement frame, compile, phase, graph, graph_break, guard, guard_failure, recompile, call,
-      kernel, kernels, step, hint;
+      kernel, kernels, step, hint, kernel_summary, counter;
 };
 
 namespace {
@@ -326,6 +331,16 @@ uint64_t RunWriter::write_batch(std::vector<Event>& events, std::vector<KernelEv
           } else if constexpr (std::is_same_v<T, PerfHintEvent>) {
             s.hint.bind(1, run).bind(2, e.compile_id).bind(3, e.kind).bind(4, e.op);
             s.hint.bind(5, e.message).bind(6, e.file).bind(7, e.line).run();
+          } else if constexpr (std::is_same_v<T, KernelSummaryEvent>) {
+            std::string name = interned_text(e.name_id), kind = interned_text(e.kind_id),
+                        device = interned_text(e.device_id);
+            auto& st = s.kernel_summary;
+            st.bind(1, run).bind(2, e.call_id).bind(3, e.graph_id).bind(4, name).bind(5, kind);
+            st.bind(6, device).bind(7, e.stream).bind(8, e.start_ns).bind(9, e.end_ns);
+            st.bind(10, e.count).bind(11, e.total_ns).bind(12, e.min_ns).bind(13, e.max_ns);
+            st.bind(14, e.sum_sq_ns2).run();
+          } else if constexpr (std::is_same_v<T, CounterEvent>) {
+            s.counter.bind(1, run).bind(2, e.name).bind(3, e.value).run();
           }
         },
         ev);
@@ -333,6 +348,11 @@ uint64_t RunWriter::write_batch(std::vector<Event>& events, std::vector<KernelEv
   write_kernels(kernels);
   tx.commit();
   return events.size() + kernels.size();
+}
+
+std::string RunWriter::interned_text(uint32_t id) {
+  std::lock_guard<std::mutex> lock(intern_mutex_);
+  return id < interned_.size() ? interned_[id] : std::string("?");
 }
 
 void RunWriter::write_kernels(const std::vector<KernelEvent>& kernels) {

@@ -65,6 +65,8 @@ class RunWriter {
   void record(StepEvent e) { push(std::move(e)); }
   void record(PerfHintEvent e) { push(std::move(e)); }
   void record(const KernelEvent& e);
+  void record(KernelSummaryEvent e) { push(std::move(e)); }
+  void record(CounterEvent e) { push(std::move(e)); }
 
   // Blocks until everything recorded before the call is committed.
   void flush();
@@ -77,7 +79,8 @@ class RunWriter {
  private:
   using Event = std::variant<FrameEvent, CompileEvent, CompilePhaseEvent, GraphEvent,
                              GraphBreakEvent, GuardEvent, GuardFailureEvent, RecompileEvent,
-                             CallEvent, StepEvent, PerfHintEvent>;
+                             CallEvent, StepEvent, PerfHintEvent, KernelSummaryEvent,
+                             CounterEvent>;
   struct Statements;
   // Queues are sharded by thread so that recording threads rarely share a lock or a cache line.
   struct alignas(64) Shard {
@@ -95,6 +98,7 @@ class RunWriter {
   void writer_loop();
   uint64_t write_batch(std::vector<Event>& events, std::vector<KernelEvent>& kernels);
   void write_kernels(const std::vector<KernelEvent>& kernels);
+  std::string interned_text(uint32_t id);
 
   std::string path_;
   Options options_;

@@ -63,6 +63,17 @@ CREATE INDEX guards_by_compile ON guards(compile_id);
 CREATE INDEX failures_by_run ON guard_failures(run_id);
 )sql";
 
+// Tables added by schema version 2. IF NOT EXISTS: the same text creates them in new files and
+// adds them to version-1 files a writer opens (older readers keep reading those files' v1 tables).
+constexpr const char* kSchemaV2Sql = R"sql(
+CREATE TABLE IF NOT EXISTS kernel_summaries(
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, call_id INTEGER, graph_id INTEGER, name TEXT,
+  kind TEXT, device TEXT, stream INTEGER, start_ns INTEGER, end_ns INTEGER, count INTEGER,
+  total_ns INTEGER, min_ns INTEGER, max_ns INTEGER, sum_sq_ns2 REAL);
+CREATE TABLE IF NOT EXISTS run_counters(
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, name TEXT NOT NULL, value INTEGER);
+)sql";
+
 bool has_table(Database& db, const char* name) {
   auto st = db.prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?");
   st.bind(1, name);
@@ -120,10 +131,19 @@ int validate_schema(Database& db) {
 }
 
 void create_or_validate_schema(Database& db) {
-  if (read_version(db) != 0) return;
+  int version = read_version(db);
+  if (version == kSchemaVersion) return;
   Transaction tx(db);
+  if (version != 0) {  // an older file: add the newer tables, then say so in meta
+    db.exec(kSchemaV2Sql);
+    auto st = db.prepare("UPDATE meta SET value=? WHERE key='schema_version'");
+    st.bind(1, std::to_string(kSchemaVersion)).run();
+    tx.commit();
+    return;
+  }
   if (table_count(db) == 0) {  // re-check under the write lock: another process may have won
     db.exec(kSchemaSql);
+    db.exec(kSchemaV2Sql);
     auto st = db.prepare("INSERT INTO meta(key, value) VALUES (?, ?)");
     st.bind(1, "schema_version").bind(2, std::to_string(kSchemaVersion)).run();
     st.bind(1, "created_by").bind(2, "tcprof").run();

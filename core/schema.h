@@ -7,7 +7,8 @@ namespace tcprof {
 
 class Database;
 
-constexpr int kSchemaVersion = 1;
+// 2: kernel_summaries (--profile summary aggregates) and run_counters (e.g. CUPTI dropped records).
+constexpr int kSchemaVersion = 2;
 
 // Creates the tables when the file is new. Throws Error(Input) naming the file when it holds
 // another application's tables or a schema newer than this build understands.

@@ -1,0 +1,167 @@
+#include "profiler/cupti_collector.h"
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "core/clock.h"
+
+namespace tcprof {
+
+namespace {
+
+// CUPTI's buffer callbacks carry no user data: they reach the one active collector through this.
+std::atomic<CuptiCollector*> g_active{nullptr};
+
+constexpr CUpti_ActivityKind kKinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET,            CUPTI_ACTIVITY_KIND_RUNTIME,
+    CUPTI_ACTIVITY_KIND_DRIVER,            CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+    CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_OVERHEAD,
+};
+
+const char* kind_name(CUpti_ActivityKind kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return "CONCURRENT_KERNEL";
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return "MEMCPY";
+    case CUPTI_ACTIVITY_KIND_MEMSET: return "MEMSET";
+    case CUPTI_ACTIVITY_KIND_RUNTIME: return "RUNTIME";
+    case CUPTI_ACTIVITY_KIND_DRIVER: return "DRIVER";
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return "SYNCHRONIZATION";
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return "EXTERNAL_CORRELATION";
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: return "OVERHEAD";
+    default: return "?";
+  }
+}
+
+}  // namespace
+
+int64_t measure_cupti_clock_offset(const CuptiApi& api) {
+  int64_t best_offset = 0;
+  int64_t best_bracket = std::numeric_limits<int64_t>::max();
+  for (int i = 0; i < 16; ++i) {
+    uint64_t gpu = 0;
+    int64_t before = now_ns();
+    if (api.get_timestamp(&gpu) != CUPTI_SUCCESS) continue;
+    int64_t after = now_ns();
+    if (after - before < best_bracket) {
+      best_bracket = after - before;
+      best_offset = before + (after - before) / 2 - static_cast<int64_t>(gpu);
+    }
+  }
+  return best_offset;
+}
+
+CuptiCollector::CuptiCollector(RunWriter& writer, std::shared_ptr<const CuptiApi> api,
+                               const Options& options, int64_t clock_offset)
+    : writer_(writer),
+      api_(std::move(api)),
+      pool_(options.buffer_bytes, options.max_buffers),
+      processor_(writer, *api_, scopes_, clock_offset) {}
+
+std::unique_ptr<CuptiCollector> CuptiCollector::start(RunWriter& writer, const Options& options,
+                                                      std::string* error) {
+  auto fail = [&](std::string why) -> std::unique_ptr<CuptiCollector> {
+    if (error) *error = std::move(why);
+    return nullptr;
+  };
+  CuptiLoadResult loaded = load_cupti(options.library_paths);
+  if (!loaded.available()) return fail(loaded.error);
+  // CUPTI loads without a driver but then fails with CUPTI_ERROR_UNKNOWN: say the real reason.
+  if (void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
+    dlclose(driver);
+  } else {
+    return fail("GPU collection unavailable: no CUDA driver (libcuda.so.1 not found); CPU "
+                "timings are still recorded");
+  }
+  const CuptiApi& api = *loaded.api;
+  int64_t offset = measure_cupti_clock_offset(api);
+  std::unique_ptr<CuptiCollector> c(new CuptiCollector(writer, loaded.api, options, offset));
+  CuptiCollector* expected = nullptr;
+  if (!g_active.compare_exchange_strong(expected, c.get())) {
+    c->stopped_ = true;
+    return fail("GPU collection unavailable: another CUPTI collector is active in this process");
+  }
+  CUptiResult r = api.activity_register_callbacks(&on_buffer_requested, &on_buffer_completed);
+  if (r != CUPTI_SUCCESS) {
+    g_active.store(nullptr);
+    c->stopped_ = true;
+    return fail(fmt::format("GPU collection unavailable: cuptiActivityRegisterCallbacks failed: "
+                            "{} (no CUDA driver or GPU?)",
+                            api.error_text(r)));
+  }
+  for (CUpti_ActivityKind kind : kKinds) {
+    r = api.activity_enable(kind);
+    if (r != CUPTI_SUCCESS) {
+      for (CUpti_ActivityKind k : c->enabled_) api.activity_disable(k);
+      g_active.store(nullptr);
+      c->stopped_ = true;
+      return fail(fmt::format("GPU collection unavailable: enabling CUPTI {} records failed: {} "
+                              "(no CUDA driver or GPU?)",
+                              kind_name(kind), api.error_text(r)));
+    }
+    c->enabled_.push_back(kind);
+  }
+  writer.record(CounterEvent{"cupti.clock_offset_ns", offset});
+  return c;
+}
+
+CuptiCollector::~CuptiCollector() { stop(); }
+
+void CUPTIAPI CuptiCollector::on_buffer_requested(uint8_t** buffer, size_t* size,
+                                                  size_t* max_records) {
+  CuptiCollector* c = g_active.load();
+  *max_records = 0;  // as many as fit
+  *buffer = c ? c->pool_.acquire() : nullptr;
+  *size = *buffer ? c->pool_.buffer_bytes() : 0;
+}
+
+void CUPTIAPI CuptiCollector::on_buffer_completed(CUcontext context, uint32_t stream_id,
+                                                  uint8_t* buffer, size_t /*size*/,
+                                                  size_t valid_bytes) {
+  CuptiCollector* c = g_active.load();
+  if (!c) return;  // stop() has finished; the pool owns and frees the buffer
+  c->processor_.buffer_completed(context, stream_id, buffer, valid_bytes);
+  c->pool_.release(buffer);
+}
+
+CuptiCollector::LaunchScopeGuard::LaunchScopeGuard(CuptiCollector* collector, Id call_id,
+                                                   Id graph_id)
+    : collector_(collector) {
+  if (!collector_) return;
+  uint64_t id = collector_->scopes_.open({call_id, graph_id});
+  collector_->api_->activity_push_external_correlation_id(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
+                                                          id);
+}
+
+CuptiCollector::LaunchScopeGuard::~LaunchScopeGuard() {
+  if (!collector_) return;
+  uint64_t last = 0;
+  collector_->api_->activity_pop_external_correlation_id(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
+                                                         &last);
+}
+
+void CuptiCollector::flush() {
+  if (stopped_) return;
+  api_->activity_flush_all(0);
+  processor_.end_window();
+  scopes_.retire_window();
+}
+
+void CuptiCollector::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  for (CUpti_ActivityKind kind : enabled_) api_->activity_disable(kind);
+  // FORCED also completes buffers that are only partly filled.
+  api_->activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  processor_.finish();
+  g_active.store(nullptr);
+  if (size_t refused = pool_.refusals(); refused > 0) {
+    writer_.record(CounterEvent{"cupti.buffer_requests_refused", static_cast<int64_t>(refused)});
+  }
+}
+
+}  // namespace tcprof

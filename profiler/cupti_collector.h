@@ -1,0 +1,79 @@
+// CuptiCollector: GPU activity collection for one run through CUPTI's Activity API. It loads
+// libcupti at run time (cupti_loader.h), enables kernel, memcpy, memset, runtime, driver,
+// synchronization, external-correlation and overhead records, hands CUPTI buffers from a bounded
+// pool, and turns completed buffers into rows with CuptiRecordProcessor.
+//
+// Use: start() once per process (CUPTI's callbacks are process-wide), wrap each graph/op launch
+// in launch_scope() so its GPU work is attributed to it, call flush() at call or step boundaries.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/run_writer.h"
+#include "profiler/cupti_buffer_pool.h"
+#include "profiler/cupti_loader.h"
+#include "profiler/cupti_records.h"
+
+namespace tcprof {
+
+// Offset that puts CUPTI timestamps on tcprof::now_ns(): sampled several times, keeping the
+// sample with the tightest host bracket around cuptiGetTimestamp.
+int64_t measure_cupti_clock_offset(const CuptiApi& api);
+
+class CuptiCollector {
+ public:
+  struct Options {
+    size_t buffer_bytes = size_t{2} << 20;
+    size_t max_buffers = 32;  // 64 MiB at most in flight
+    std::vector<std::string> library_paths = default_cupti_paths();
+  };
+
+  // Null (with `error` saying why, e.g. "GPU collection unavailable: ...") when libcupti cannot
+  // be loaded, there is no CUDA driver or GPU, or another collector is active.
+  static std::unique_ptr<CuptiCollector> start(RunWriter& writer, const Options& options,
+                                               std::string* error);
+  ~CuptiCollector();  // stop()
+  CuptiCollector(const CuptiCollector&) = delete;
+  CuptiCollector& operator=(const CuptiCollector&) = delete;
+
+  // Pushes an external correlation id for the calling thread while alive: the CUDA calls made
+  // meanwhile, and the GPU work they launch, carry `call_id` and `graph_id`.
+  class LaunchScopeGuard {
+   public:
+    LaunchScopeGuard(CuptiCollector* collector, Id call_id, Id graph_id);
+    ~LaunchScopeGuard();
+    LaunchScopeGuard(const LaunchScopeGuard&) = delete;
+    LaunchScopeGuard& operator=(const LaunchScopeGuard&) = delete;
+
+   private:
+    CuptiCollector* collector_;
+  };
+  LaunchScopeGuard launch_scope(Id call_id, Id graph_id) { return {this, call_id, graph_id}; }
+
+  // Call/step boundary: delivers every completed record (cuptiActivityFlushAll) and closes the
+  // attribution window.
+  void flush();
+  // Disables collection, flushes, writes what is pending and records the counters.
+  void stop();
+
+  CuptiRecordProcessor::Stats stats() const { return processor_.stats(); }
+  const std::string& library_path() const { return api_->library_path; }
+
+ private:
+  CuptiCollector(RunWriter& writer, std::shared_ptr<const CuptiApi> api, const Options& options,
+                 int64_t clock_offset);
+  static void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records);
+  static void CUPTIAPI on_buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer,
+                                           size_t size, size_t valid_bytes);
+
+  RunWriter& writer_;
+  std::shared_ptr<const CuptiApi> api_;
+  CuptiBufferPool pool_;
+  LaunchScopeTable scopes_;
+  CuptiRecordProcessor processor_;
+  std::vector<CUpti_ActivityKind> enabled_;
+  bool stopped_ = false;
+};
+
+}  // namespace tcprof
