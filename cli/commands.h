@@ -9,5 +9,6 @@ class App;
 namespace tcprof::cli {
 
 void add_report_command(CLI::App& app);
+void add_export_command(CLI::App& app);
 
 }  // namespace tcprof::cli

@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   bool show_version = false;
   app.add_flag("--version", show_version, "Print versions of tcprof, LibTorch, SQLite and CUDA support");
   tcprof::cli::add_report_command(app);
+  tcprof::cli::add_export_command(app);
 
   try {
     app.parse(argc, argv);

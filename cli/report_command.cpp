@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/json_rows.h"
+#include "cli/kernel_report.h"
 #include "cli/text_format.h"
 #include "core/error.h"
 #include "core/run_reader.h"
@@ -21,6 +22,7 @@ struct ReportOptions {
   std::string db;
   std::optional<int64_t> run_id;
   bool json = false;
+  bool kernels = false;  // --kernels: the kernel table and per-graph split instead of the summary
   size_t top = 10;
 };
 
@@ -177,6 +179,18 @@ nlohmann::json render_json(const RunReader& reader, const std::vector<RunRow>& r
   return out;
 }
 
+std::string render_kernels_text(const RunReader& reader, const std::vector<RunRow>& runs, size_t top) {
+  fmt::memory_buffer out;
+  fmt::format_to(std::back_inserter(out), "{}: {}\n", reader.path(),
+                 text::plural(static_cast<int64_t>(reader.runs().size()), "run", "runs"));
+  for (const auto& run : runs) {
+    fmt::format_to(std::back_inserter(out), "\nRun {} · {} {} · {} · {}\n", run.id, run.command,
+                   run.model_path.empty() ? "-" : run.model_path, run.started_at, run.status);
+    write_kernel_report(out, reader, run.id, top);
+  }
+  return fmt::to_string(out);
+}
+
 }  // namespace
 
 void add_report_command(CLI::App& app) {
@@ -187,12 +201,21 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--run", o->run_id, "Only this run id (default: every run in the file)");
   cmd->add_option("--top", o->top, "How many items to list per section")->capture_default_str();
   cmd->add_flag("--json", o->json, "Machine-readable output");
+  cmd->add_flag("--kernels", o->kernels,
+                "Kernel table (time %, total, instances, avg, median, min, max, stddev) and each "
+                "graph's time by kind");
   cmd->callback([o] {
     if (o->db.empty()) throw Error(ErrorKind::Usage, "report: give the database to read (tcprof report RUN.db)");
     RunReader reader(o->db);
     auto runs = selected_runs(reader, *o);
-    if (o->json) {
+    if (o->json && o->kernels) {
+      auto j = render_json(reader, runs, o->top);
+      for (size_t i = 0; i < runs.size(); ++i) j["runs"][i]["kernel_report"] = kernel_report_json(reader, runs[i].id);
+      std::cout << j.dump(2) << "\n";
+    } else if (o->json) {
       std::cout << render_json(reader, runs, o->top).dump(2) << "\n";
+    } else if (o->kernels) {
+      std::cout << render_kernels_text(reader, runs, o->top);
     } else {
       std::cout << render_text(reader, runs, o->top);
     }

@@ -1,0 +1,103 @@
+#include "cli/kernel_report.h"
+
+#include <algorithm>
+#include <set>
+
+#include "cli/json_rows.h"
+#include "cli/text_format.h"
+
+namespace tcprof::cli {
+namespace {
+
+// Kinds that run asynchronously on a GPU or wrap such work: their time overlaps the host's and is
+// not part of a call's host-side breakdown.
+bool host_kind(const std::string& kind) {
+  static const std::set<std::string> async = {"gpu",  "memcpy",       "memset",     "sync",
+                                              "cuda_runtime", "cuda_driver", "cupti_overhead"};
+  return async.count(kind) == 0;
+}
+
+std::string graph_label(const GraphKernelTime& g) {
+  if (g.graph_id == 0) return "outside graphs";
+  return fmt::format("graph {} ({})", g.graph_id & 0xffffffff,
+                     g.compile_label.empty() ? "no compile" : "compile " + g.compile_label);
+}
+
+int64_t total_call_ns(const RunReader& reader, Id run_id) {
+  int64_t total = 0;
+  for (const auto& c : reader.calls(run_id)) total += c.duration_ns;
+  return total;
+}
+
+}  // namespace
+
+void write_kernel_report(fmt::memory_buffer& out, const RunReader& reader, Id run_id, size_t top) {
+  auto o = std::back_inserter(out);
+  auto stats = reader.kernel_stats(run_id);
+  if (stats.empty()) {
+    fmt::format_to(o, "\n  No kernels recorded (was the run made with --profile off?)\n");
+    return;
+  }
+  size_t shown = std::min(top, stats.size());
+  fmt::format_to(o, "\n  Kernels (top {} of {} by total time)\n", shown, stats.size());
+  fmt::format_to(o, "    {:>6} {:>9} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "Time", "Total",
+                 "Inst", "Avg", "Med", "Min", "Max", "StdDev");
+  for (size_t i = 0; i < shown; ++i) {
+    const auto& k = stats[i];
+    std::string tag = fmt::format("[{}, {}]", k.kind, k.device);
+    size_t room = tag.size() < 50 ? 74 - tag.size() : 24;
+    fmt::format_to(o, "    {}  {}\n", text::fit(k.name, room), text::fit(tag, 50));
+    fmt::format_to(o, "    {:>6} {:>9} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n",
+                   text::percent(k.time_percent), text::duration(static_cast<double>(k.total_ns)),
+                   text::count(k.instances), text::duration(k.avg_ns), text::duration(k.median_ns),
+                   text::duration(static_cast<double>(k.min_ns)),
+                   text::duration(static_cast<double>(k.max_ns)), text::duration(k.stddev_ns));
+  }
+  if (stats.size() > shown) fmt::format_to(o, "    … {} more\n", stats.size() - shown);
+
+  auto split = reader.graph_kernel_times(run_id);
+  int64_t calls_ns = total_call_ns(reader, run_id);
+  int64_t host_ns = 0;
+  for (const auto& g : split) host_ns += host_kind(g.kind) ? g.total_ns : 0;
+  int64_t base = calls_ns > 0 ? std::max(calls_ns, host_ns) : host_ns;
+  auto share = [&](int64_t ns) {
+    return base > 0 ? text::percent(100.0 * static_cast<double>(ns) / static_cast<double>(base)) : "-";
+  };
+  fmt::format_to(o, "\n  Time by graph and kind (share of {})\n",
+                 calls_ns > 0 ? "call time, " + text::duration(static_cast<double>(calls_ns))
+                              : "kernel time");
+  fmt::format_to(o, "    {:<30} {:<14} {:>9} {:>6} {:>9}\n", "Graph", "Kind", "Total", "Share", "Inst");
+  Id previous = -1;
+  for (const auto& g : split) {
+    std::string label = g.graph_id == previous ? "" : graph_label(g);
+    previous = g.graph_id;
+    fmt::format_to(o, "    {:<30} {:<14} {:>9} {:>6} {:>9}\n", text::fit(label, 30),
+                   text::fit(g.kind, 14), text::duration(static_cast<double>(g.total_ns)),
+                   host_kind(g.kind) ? share(g.total_ns) : "-", text::count(g.instances));
+  }
+  if (calls_ns > 0) {
+    int64_t dispatch = std::max<int64_t>(0, calls_ns - host_ns);
+    fmt::format_to(o, "    {:<30} {:<14} {:>9} {:>6}\n", "calls, outside any kernel", "dispatch",
+                   text::duration(static_cast<double>(dispatch)), share(dispatch));
+  }
+}
+
+nlohmann::json kernel_report_json(const RunReader& reader, Id run_id) {
+  using nlohmann::json;
+  json kernels = json::array();
+  for (const auto& k : reader.kernel_stats(run_id)) kernels.push_back(json_rows::kernel_stats(k));
+  json graphs = json::array();
+  int64_t host_ns = 0;
+  for (const auto& g : reader.graph_kernel_times(run_id)) {
+    if (host_kind(g.kind)) host_ns += g.total_ns;
+    graphs.push_back({{"graph_id", g.graph_id}, {"compile_id", g.compile_label}, {"kind", g.kind},
+                      {"total_ns", g.total_ns}, {"instances", g.instances}});
+  }
+  int64_t calls_ns = total_call_ns(reader, run_id);
+  return {{"kernels", kernels},
+          {"graph_kinds", graphs},
+          {"call_time_ns", calls_ns},
+          {"dispatch_ns", std::max<int64_t>(0, calls_ns - host_ns)}};
+}
+
+}  // namespace tcprof::cli
