@@ -2,50 +2,43 @@
 // LibTorch), so it opens files recorded on other machines.
 #include <QApplication>
 #include <QCommandLineParser>
-#include <QLabel>
-#include <QMainWindow>
-#include <QMessageBox>
-#include <QVBoxLayout>
+#include <cstring>
 
-#include "core/error.h"
-#include "core/run_reader.h"
+#include "gui/main_window.h"
+#include "gui/screenshot.h"
 
 int main(int argc, char** argv) {
+  // Screenshots render without a display: pick the offscreen platform before Qt starts, unless
+  // the caller chose one.
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--screenshot") == 0 && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
+      qputenv("QT_QPA_PLATFORM", "offscreen");
+    }
+  }
   QApplication app(argc, argv);
   QApplication::setApplicationName("tcprof-gui");
+  QApplication::setOrganizationName("tcprof");
   QCommandLineParser parser;
   parser.setApplicationDescription("Inspect tcprof run databases");
   parser.addHelpOption();
   QCommandLineOption screenshot("screenshot", "Render the window offscreen to PNG and exit", "OUT.png");
+  QCommandLineOption view("view", "View for --screenshot: overview, breaks, recompiles, kernels, graphs, training, compare",
+                          "NAME", "overview");
+  QCommandLineOption size("size", "Window size for --screenshot", "WxH", "1400x900");
   parser.addOption(screenshot);
+  parser.addOption(view);
+  parser.addOption(size);
   parser.addPositionalArgument("db", "tcprof databases to open", "[DB...]");
   parser.process(app);
 
-  QMainWindow window;
-  window.setWindowTitle("tcprof");
-  auto* label = new QLabel;
-  label->setMargin(16);
-  QString text = "Open a tcprof run database.";
-  const QStringList files = parser.positionalArguments();
-  for (const QString& file : files) {
-    try {
-      tcprof::RunReader reader(file.toStdString());
-      text = QString("%1: %2 run(s)").arg(file).arg(reader.runs().size());
-    } catch (const tcprof::Error& e) {
-      if (parser.isSet(screenshot)) {
-        fprintf(stderr, "tcprof-gui: %s\n", e.what());
-        return 2;
-      }
-      QMessageBox::critical(nullptr, "tcprof", QString::fromStdString(e.what()));
-    }
-  }
-  label->setText(text);
-  window.setCentralWidget(label);
-  window.resize(900, 600);
   if (parser.isSet(screenshot)) {
-    window.show();
-    return window.grab().save(parser.value(screenshot)) ? 0 : 2;
+    const QStringList wh = parser.value(size).split('x');
+    const QSize window_size(wh.value(0).toInt(), wh.value(1).toInt());
+    return tcprof::gui::take_screenshot(parser.positionalArguments(), parser.value(screenshot), parser.value(view),
+                                        window_size.isValid() && !window_size.isEmpty() ? window_size : QSize(1400, 900));
   }
+  tcprof::gui::MainWindow window;
   window.show();
+  window.openFiles(parser.positionalArguments());
   return app.exec();
 }

@@ -1,0 +1,21 @@
+// Small text helpers shared by the views: durations, counts and colours that must look the same
+// in every table and chart.
+#pragma once
+#include <QColor>
+#include <QString>
+#include <cstdint>
+
+namespace tcprof::gui {
+
+// "1.23 ms", "850 ns", "2.5 s": three significant digits, unit picked by magnitude.
+QString format_ns(double ns);
+// "1,234,567" with thin group separators for counts.
+QString format_count(int64_t n);
+// A stable, readable colour for a name (kernel names, compile entries): same name, same colour.
+QColor color_for_name(const QString& name);
+// The i-th colour of a qualitative palette (cache entries in the recompiles timeline).
+QColor palette_color(int index);
+// Escapes text for use inside rich-text labels.
+QString html_escape(const QString& text);
+
+}  // namespace tcprof::gui

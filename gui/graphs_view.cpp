@@ -1,0 +1,125 @@
+#include "gui/graphs_view.h"
+
+#include <QFontDatabase>
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QVBoxLayout>
+
+#include "gui/cpp_highlighter.h"
+#include "gui/format.h"
+
+namespace tcprof::gui {
+namespace {
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+QTableView* make_table(QAbstractItemModel* model) {
+  auto* t = new QTableView;
+  t->setModel(model);
+  t->setSelectionBehavior(QAbstractItemView::SelectRows);
+  t->setSelectionMode(QAbstractItemView::SingleSelection);
+  t->verticalHeader()->hide();
+  t->horizontalHeader()->setStretchLastSection(true);
+  t->setAlternatingRowColors(true);
+  return t;
+}
+
+QPlainTextEdit* make_code_view() {
+  auto* e = new QPlainTextEdit;
+  e->setReadOnly(true);
+  e->setLineWrapMode(QPlainTextEdit::NoWrap);
+  e->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  new CppHighlighter(e->document());
+  return e;
+}
+
+}  // namespace
+
+GraphsView::GraphsView(QWidget* parent)
+    : RunView(parent),
+      graph_model_(new TableModel({"Graph", "Compile", "Ops", "Guards", "Kernel time", "Compile reason"}, this)),
+      guard_model_(new TableModel({"Kind", "Guard", "Created at"}, this)),
+      hint_model_(new TableModel({"Kind", "Op", "Message", "At"}, this)),
+      graph_table_(make_table(graph_model_)),
+      tabs_(new QTabWidget),
+      ir_(make_code_view()),
+      code_(make_code_view()) {
+  tabs_->addTab(make_table(guard_model_), "Guards");
+  tabs_->addTab(ir_, "IR");
+  tabs_->addTab(code_, "Generated code");
+  tabs_->addTab(make_table(hint_model_), "Perf hints");
+  auto* left = new QWidget;
+  auto* left_layout = new QVBoxLayout(left);
+  left_layout->setContentsMargins(0, 0, 0, 0);
+  left_layout->addWidget(new QLabel("<b>Compiled graphs</b>"));
+  left_layout->addWidget(graph_table_);
+  auto* split = new QSplitter(Qt::Horizontal);
+  split->addWidget(left);
+  split->addWidget(tabs_);
+  split->setStretchFactor(0, 2);
+  split->setStretchFactor(1, 3);
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(split);
+  connect(graph_table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this](const QModelIndex& current) { showGraph(current.row()); });
+}
+
+void GraphsView::setRun(const RunDataPtr& run) {
+  const int selected = graph_table_->currentIndex().row();
+  run_ = run;
+  QVector<TableModel::Row> rows;
+  if (run_) {
+    std::map<Id, int64_t> kernel_ns;  // per graph, from the loaded kernels
+    for (const auto& lane : run_->kernels.lanes) {
+      for (size_t i = 0; i < lane.size(); ++i) kernel_ns[lane.graph_id[i]] += lane.duration[i];
+    }
+    for (const GraphRow& g : run_->graphs) {
+      int guards = 0;
+      for (const auto& guard : run_->guards) guards += guard.compile_id == g.compile_id;
+      const CompileRow* c = run_->compile(g.compile_id);
+      TableModel::Row row;
+      row << TableModel::number(static_cast<double>(g.id & 0xffffffff), QString::number(g.id & 0xffffffff))
+          << TableModel::text(q(g.compile_label)) << TableModel::count(g.op_count) << TableModel::count(guards)
+          << TableModel::duration(static_cast<double>(kernel_ns[g.id]))
+          << TableModel::text(c ? q(c->reason) : QString(), c ? q(c->reason) : QString());
+      rows << row;
+    }
+    QVector<TableModel::Row> hints;
+    for (const PerfHintRow& h : run_->perf_hints) {
+      hints << TableModel::Row{TableModel::text(q(h.kind)), TableModel::text(q(h.op)),
+                               TableModel::text(q(h.message), q(h.message)),
+                               TableModel::text(QString("%1:%2").arg(q(h.file)).arg(h.line))};
+    }
+    hint_model_->setRows(hints);
+  }
+  graph_model_->setRows(rows);
+  graph_table_->resizeColumnsToContents();
+  if (!rows.isEmpty()) {
+    graph_table_->setCurrentIndex(graph_model_->index(selected >= 0 && selected < rows.size() ? selected : 0, 0));
+  } else {
+    showGraph(-1);
+  }
+}
+
+void GraphsView::showGraph(int row) {
+  if (!run_ || row < 0 || row >= static_cast<int>(run_->graphs.size())) {
+    guard_model_->setRows({});
+    ir_->setPlainText("");
+    code_->setPlainText(run_ ? "No compiled graphs in this run." : "");
+    return;
+  }
+  const GraphRow& g = run_->graphs[static_cast<size_t>(row)];
+  QVector<TableModel::Row> guards;
+  for (const GuardRow& guard : run_->guards) {
+    if (guard.compile_id != g.compile_id) continue;
+    guards << TableModel::Row{TableModel::text(q(guard.kind)), TableModel::text(q(guard.expr)),
+                              TableModel::text(guard.file.empty() ? QString()
+                                                                  : QString("%1:%2").arg(q(guard.file)).arg(guard.line))};
+  }
+  guard_model_->setRows(guards);
+  ir_->setPlainText(g.ir.empty() ? QString("// no IR recorded") : q(g.ir));
+  code_->setPlainText(g.code.empty() ? QString("// no generated code recorded (eager or extern graph)") : q(g.code));
+}
+
+}  // namespace tcprof::gui

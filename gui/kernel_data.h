@@ -1,0 +1,52 @@
+// Kernels of one run in a compact, column-wise form that the timeline can draw a million of:
+// per lane (one CPU thread or GPU stream) arrays sorted by start time, names interned to
+// indices. Also computes the nsys-style summary (cuda_gpu_kern_sum columns) for any time range.
+#pragma once
+#include <QString>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "core/run_reader.h"
+
+namespace tcprof::gui {
+
+struct KernelLane {
+  QString label;  // "cpu thread 0", "cuda:0 stream 7"
+  QString device;
+  int stream = 0;
+  std::vector<int64_t> start, duration, graph_id;
+  std::vector<uint32_t> name;  // index into KernelData::names
+  int64_t max_duration = 0;    // lets a range query start early enough to catch long kernels
+  size_t size() const { return start.size(); }
+};
+
+// A contiguous stretch of one graph's kernels within one call (the "graphs" timeline row).
+struct GraphSpan {
+  int64_t graph_id = 0, start_ns = 0, end_ns = 0;
+};
+
+struct KernelSummaryRow {
+  uint32_t name = 0;  // index into KernelData::names
+  int64_t instances = 0, total_ns = 0, min_ns = 0, max_ns = 0;
+  double avg_ns = 0, median_ns = 0, stddev_ns = 0, time_percent = 0;
+};
+
+class KernelData {
+ public:
+  std::vector<QString> names, kinds;  // kinds[i] is the kind of names[i]
+  std::vector<KernelLane> lanes;
+  std::vector<GraphSpan> graph_spans;
+  int64_t total = 0;
+
+  // Builds from a reader; `progress(done)` is called every 100k kernels (may be empty).
+  void load(const RunReader& reader, Id run_id, const std::function<void(int64_t)>& progress);
+  // Summary of kernels starting in [range.start_ns, range.end_ns) (all when range is empty),
+  // largest total time first.
+  std::vector<KernelSummaryRow> summarize(TimeRange range = {}) const;
+  // First index in `lane` whose kernel may overlap time t (start + duration > t is possible).
+  static size_t first_visible(const KernelLane& lane, int64_t t);
+  int name_index(const QString& name) const;  // -1 when absent
+};
+
+}  // namespace tcprof::gui

@@ -1,0 +1,123 @@
+#include "gui/kernels_view.h"
+
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QVBoxLayout>
+
+#include "gui/format.h"
+
+namespace tcprof::gui {
+
+KernelsView::KernelsView(QWidget* parent)
+    : RunView(parent),
+      timeline_(new KernelTimeline),
+      model_(new KernelTableModel(this)),
+      proxy_(new QSortFilterProxyModel(this)),
+      table_(new QTableView),
+      range_label_(new QLabel) {
+  proxy_->setSourceModel(model_);
+  proxy_->setSortRole(KernelTableModel::SortRole);
+  table_->setModel(proxy_);
+  table_->setSortingEnabled(true);
+  table_->sortByColumn(KernelTableModel::Total, Qt::DescendingOrder);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setSelectionMode(QAbstractItemView::SingleSelection);
+  table_->verticalHeader()->hide();
+  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->setAlternatingRowColors(true);
+
+  auto* reset = new QPushButton("Show all");
+  reset->setToolTip("Zoom out to the whole run (0)");
+  auto* clear = new QPushButton("Clear range");
+  clear->setToolTip("Show every kernel in the table again (Esc)");
+  auto* hint = new QLabel("Scroll: zoom · drag: pan · Shift+drag: select a time range · "
+                          "click: select a kernel");
+  hint->setStyleSheet("color: palette(placeholder-text)");
+  auto* bar = new QHBoxLayout;
+  bar->addWidget(range_label_, 1);
+  bar->addWidget(hint);
+  bar->addWidget(reset);
+  bar->addWidget(clear);
+
+  auto* scroll = new QScrollArea;  // many streams: lanes scroll vertically
+  scroll->setWidget(timeline_);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  auto* split = new QSplitter(Qt::Vertical);
+  split->addWidget(scroll);
+  split->addWidget(table_);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 1);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(bar);
+  layout->addWidget(split, 1);
+
+  connect(reset, &QPushButton::clicked, timeline_, &KernelTimeline::resetView);
+  connect(clear, &QPushButton::clicked, this, [this] { timeline_->setSelectedRange({}); });
+  connect(timeline_, &KernelTimeline::rangeSelected, this, &KernelsView::applyRange);
+  connect(timeline_, &KernelTimeline::kernelSelected, this, &KernelsView::selectNameInTable);
+  connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this](const QModelIndex& current) {
+            if (syncing_ || !current.isValid()) return;
+            syncing_ = true;
+            timeline_->revealName(current.data(KernelTableModel::NameIndexRole).toInt());
+            syncing_ = false;
+          });
+}
+
+void KernelsView::setRun(const RunDataPtr& run) {
+  // A live refresh of the same run keeps zoom and range; a different run starts fresh.
+  const bool same_run = run_ && run && run_->path == run->path && run_->run.id == run->run.id;
+  run_ = run;
+  timeline_->setRun(run, same_run);
+  applyRange(same_run ? timeline_->selectedRange() : TimeRange{});
+  table_->resizeColumnsToContents();
+}
+
+void KernelsView::applyRange(TimeRange range) {
+  if (!run_) {
+    model_->setRows(run_, {});
+    return;
+  }
+  const QString selected = selectedTableName();
+  model_->setRows(run_, range.empty() ? run_->kernel_summary : run_->kernels.summarize(range));
+  if (!selected.isEmpty()) selectNameInTable(run_->kernels.name_index(selected));
+  updateRangeLabel();
+}
+
+void KernelsView::updateRangeLabel() {
+  const TimeRange r = timeline_->selectedRange();
+  const double origin = run_ ? static_cast<double>(run_->time_range.start_ns) : 0;
+  int64_t instances = 0;
+  for (int i = 0; i < model_->rowCount(); ++i) instances += model_->summaryRow(i).instances;
+  range_label_->setText(
+      r.empty() ? QString("<b>%1</b> kernels, %2 names").arg(format_count(instances)).arg(model_->rowCount())
+                : QString("<b>%1</b> kernels starting in %2 – %3")
+                      .arg(format_count(instances),
+                           format_ns(static_cast<double>(r.start_ns) - origin),
+                           format_ns(static_cast<double>(r.end_ns) - origin)));
+}
+
+void KernelsView::selectNameInTable(int name) {
+  if (syncing_ || name < 0) return;
+  const int row = model_->rowOfName(static_cast<uint32_t>(name));
+  if (row < 0) return;
+  syncing_ = true;
+  const QModelIndex index = proxy_->mapFromSource(model_->index(row, 0));
+  table_->selectionModel()->setCurrentIndex(
+      index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+  table_->scrollTo(index);
+  syncing_ = false;
+}
+
+QString KernelsView::selectedTableName() const {
+  const QModelIndex current = table_->currentIndex();
+  if (!current.isValid() || !run_) return {};
+  return run_->kernels.names[current.data(KernelTableModel::NameIndexRole).toUInt()];
+}
+
+}  // namespace tcprof::gui

@@ -1,0 +1,267 @@
+#include "gui/main_window.h"
+
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QElapsedTimer>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QSettings>
+#include <QStatusBar>
+#include <QThread>
+
+#include "gui/breaks_view.h"
+#include "gui/compare_view.h"
+#include "gui/graphs_view.h"
+#include "gui/kernels_view.h"
+#include "gui/overview_view.h"
+#include "gui/recompiles_view.h"
+#include "gui/training_view.h"
+
+namespace tcprof::gui {
+
+MainWindow::MainWindow(bool interactive, QWidget* parent)
+    : QMainWindow(parent),
+      interactive_(interactive),
+      loader_(new DbLoader(this)),
+      run_list_(new RunList),
+      tabs_(new QTabWidget),
+      overview_(new OverviewView),
+      breaks_(new BreaksView),
+      recompiles_(new RecompilesView),
+      kernels_(new KernelsView),
+      graphs_(new GraphsView),
+      training_(new TrainingView),
+      compare_(new CompareView),
+      progress_(new QProgressBar),
+      status_(new QLabel),
+      live_timer_(new QTimer(this)) {
+  setWindowTitle("tcprof");
+  setAcceptDrops(true);
+  views_ = {overview_, breaks_, recompiles_, kernels_, graphs_, training_, compare_};
+  const QStringList titles = {"&Overview", "Graph &breaks", "&Recompiles", "&Kernels", "&Graphs", "&Training", "&Compare"};
+  for (size_t i = 0; i < views_.size(); ++i) tabs_->addTab(views_[i], titles[static_cast<int>(i)]);
+  tabs_->setDocumentMode(true);
+  setCentralWidget(tabs_);
+
+  auto* dock = new QDockWidget("Runs", this);
+  dock->setObjectName("runs");
+  dock->setWidget(run_list_);
+  dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+  addDockWidget(Qt::LeftDockWidgetArea, dock);
+
+  progress_->setMaximumWidth(220);
+  progress_->setRange(0, 100);
+  progress_->setVisible(false);
+  statusBar()->addWidget(status_, 1);
+  statusBar()->addPermanentWidget(progress_);
+  status_->setText("Open a tcprof database: File › Open (Ctrl+O), drag one here, or `tcprof-gui run.db`.");
+  overview_->setRun(nullptr);
+
+  connect(overview_, &OverviewView::openView, this, [this](const QString& v) { showView(v); });
+  connect(run_list_, &RunList::runSelected, this, &MainWindow::selectRun);
+  connect(loader_, &DbLoader::fileOpened, this,
+          [this](int request, const QString& path, const std::vector<RunRow>& runs) {
+            open_requests_.remove(request);
+            QTreeWidgetItem* newest = run_list_->setFile(path, runs);
+            compare_->setAvailableRuns(run_list_->allRuns());
+            addRecent(path);
+            // The first file opened shows its newest run; later files wait to be picked.
+            if (!current_ && !run_wanted_ && newest) run_list_->setCurrentItem(newest);
+          });
+  connect(loader_, &DbLoader::runLoaded, this, [this](int request, RunDataPtr run) {
+    if (request == run_request_) applyRun(std::move(run));
+  });
+  connect(loader_, &DbLoader::failed, this, &MainWindow::onFailed);
+  connect(loader_, &DbLoader::progress, this, [this](int request, const QString& text, double fraction) {
+    if (request != run_request_) return;
+    status_->setText(text + "…");
+    progress_->setValue(static_cast<int>(fraction * 100));
+  });
+  connect(loader_, &DbLoader::busyChanged, this, [this](bool busy) {
+    progress_->setVisible(busy);
+    if (busy) progress_->setValue(0);
+  });
+  live_timer_->setInterval(1000);
+  connect(live_timer_, &QTimer::timeout, this, &MainWindow::liveTick);
+  live_timer_->start();
+
+  buildMenus();
+  resize(1400, 900);
+  if (interactive_) {
+    QSettings settings;
+    restoreGeometry(settings.value("window/geometry").toByteArray());
+    restoreState(settings.value("window/state").toByteArray());
+    tabs_->setCurrentIndex(settings.value("window/tab", 0).toInt());
+  }
+}
+
+MainWindow::~MainWindow() = default;
+
+QStringList MainWindow::viewNames() {
+  return {"overview", "breaks", "recompiles", "kernels", "graphs", "training", "compare"};
+}
+
+bool MainWindow::showView(const QString& name) {
+  const int index = static_cast<int>(viewNames().indexOf(name));
+  if (index < 0) return false;
+  tabs_->setCurrentIndex(index);
+  return true;
+}
+
+QString MainWindow::currentViewName() const { return viewNames().value(tabs_->currentIndex()); }
+
+void MainWindow::buildMenus() {
+  QMenu* file = menuBar()->addMenu("&File");
+  file->addAction("&Open…", QKeySequence::Open, this, &MainWindow::chooseFiles);
+  recent_menu_ = file->addMenu("Open &Recent");
+  file->addAction("&Close File", QKeySequence::Close, this, [this] {
+    const RunKey key = run_list_->currentRun();
+    if (key.path.isEmpty()) return;
+    run_list_->removeFile(key.path);
+    compare_->setAvailableRuns(run_list_->allRuns());
+    if (current_ && current_->path == key.path) applyRun(nullptr);
+  });
+  file->addAction("Re&load", QKeySequence::Refresh, this, [this] {
+    if (current_) selectRun(current_->path, current_->run.id);
+  });
+  file->addSeparator();
+  file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
+  rebuildRecentMenu();
+
+  QMenu* view = menuBar()->addMenu("&View");
+  const QStringList titles = {"Overview", "Graph breaks", "Recompiles", "Kernels", "Graphs", "Training", "Compare"};
+  for (int i = 0; i < titles.size(); ++i) {
+    view->addAction(titles[i], QKeySequence(Qt::CTRL | (Qt::Key_1 + i)), this, [this, i] { tabs_->setCurrentIndex(i); });
+  }
+  view->addSeparator();
+  view->addAction("Focus run list", QKeySequence(Qt::CTRL | Qt::Key_L), this, [this] { run_list_->setFocus(); });
+
+  QMenu* help = menuBar()->addMenu("&Help");
+  help->addAction("&Keyboard shortcuts", QKeySequence::HelpContents, this, [this] {
+    QMessageBox::information(this, "Keyboard shortcuts",
+                             "Ctrl+O open · Ctrl+W close file · F5 reload · Ctrl+1…7 views · "
+                             "Ctrl+L run list\nTables: arrows move, type to search\nKernel timeline: "
+                             "+/− zoom, ←/→ pan, 0 show all, Esc clear range, Shift+drag select range");
+  });
+}
+
+void MainWindow::openFiles(const QStringList& paths) {
+  for (const QString& p : paths) {
+    const QString path = QFileInfo(p).absoluteFilePath();
+    status_->setText(QString("Opening %1…").arg(path));
+    open_requests_.insert(loader_->openFile(path));
+  }
+}
+
+void MainWindow::chooseFiles() {
+  QSettings settings;
+  const QStringList files = QFileDialog::getOpenFileNames(
+      this, "Open tcprof databases", settings.value("dialog/dir").toString(),
+      "tcprof databases (*.db *.sqlite *.sqlite3);;All files (*)");
+  if (files.isEmpty()) return;
+  settings.setValue("dialog/dir", QFileInfo(files.front()).absolutePath());
+  openFiles(files);
+}
+
+void MainWindow::selectRun(const QString& path, Id run_id) {
+  run_wanted_ = true;
+  run_request_ = loader_->loadRun(path, run_id);
+}
+
+void MainWindow::applyRun(RunDataPtr run) {
+  run_wanted_ = false;
+  const bool same = current_ && run && current_->path == run->path && current_->run.id == run->run.id;
+  current_ = std::move(run);
+  for (RunView* v : views_) v->setRun(current_);
+  if (current_) {
+    setWindowTitle(QString("%1 — tcprof").arg(current_->title()));
+    run_list_->setRunStatus(current_->path, current_->run.id, QString::fromStdString(current_->run.status));
+    const bool live = current_->run.status == "running";
+    status_->setText(QString("%1%2 · %3 kernels").arg(current_->path, live ? " · live" : "")
+                         .arg(current_->summary.kernels));
+    if (!same) run_list_->selectRun(current_->path, current_->run.id);
+  } else {
+    setWindowTitle("tcprof");
+  }
+  emit runShown(current_);
+}
+
+void MainWindow::onFailed(int request, const QString& path, const QString& message) {
+  open_requests_.remove(request);
+  if (request == run_request_) run_wanted_ = false;
+  status_->setText(message);
+  emit loadFailed(path, message);
+  if (interactive_) QMessageBox::warning(this, "Cannot open database", message);
+}
+
+void MainWindow::liveTick() {
+  // Only a run that is still being written changes; read it again off the UI thread, and only
+  // when the previous read has finished, so a slow disk never piles up requests.
+  if (!current_ || current_->run.status != "running" || loader_->pending() > 0) return;
+  ++live_refreshes_;
+  run_request_ = loader_->loadRun(current_->path, current_->run.id);
+}
+
+void MainWindow::addRecent(const QString& path) {
+  if (!interactive_) return;
+  QSettings settings;
+  QStringList recent = settings.value("recent").toStringList();
+  recent.removeAll(path);
+  recent.prepend(path);
+  while (recent.size() > 10) recent.removeLast();
+  settings.setValue("recent", recent);
+  rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+  recent_menu_->clear();
+  const QStringList recent = interactive_ ? QSettings().value("recent").toStringList() : QStringList();
+  for (const QString& path : recent) {
+    recent_menu_->addAction(path, this, [this, path] { openFiles({path}); });
+  }
+  recent_menu_->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  if (event->mimeData()->hasUrls()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  QStringList files;
+  for (const QUrl& url : event->mimeData()->urls()) {
+    if (url.isLocalFile()) files << url.toLocalFile();
+  }
+  openFiles(files);
+  event->acceptProposedAction();
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (interactive_) {
+    QSettings settings;
+    settings.setValue("window/geometry", saveGeometry());
+    settings.setValue("window/state", saveState());
+    settings.setValue("window/tab", tabs_->currentIndex());
+  }
+  QMainWindow::closeEvent(event);
+}
+
+bool MainWindow::waitUntilIdle(int timeout_ms) {
+  QElapsedTimer timer;
+  timer.start();
+  while (timer.elapsed() < timeout_ms) {
+    QApplication::processEvents(QEventLoop::AllEvents, 20);
+    const bool busy = loader_->pending() > 0 || !open_requests_.isEmpty() || run_wanted_ || compare_->isLoading();
+    if (!busy) {
+      QApplication::processEvents();
+      return true;
+    }
+    QThread::msleep(2);
+  }
+  return false;
+}
+
+}  // namespace tcprof::gui

@@ -1,0 +1,15 @@
+// Headless rendering: `tcprof-gui --screenshot OUT.png [--view NAME] DB...` opens the files,
+// waits for them to load, shows one view and writes the window as a PNG. Used for docs, bug
+// reports and tests.
+#pragma once
+#include <QSize>
+#include <QString>
+#include <QStringList>
+
+namespace tcprof::gui {
+
+// Returns the process exit code: 0 written, 2 bad input (one line on stderr names it).
+int take_screenshot(const QStringList& databases, const QString& out_png, const QString& view,
+                    QSize size = QSize(1400, 900));
+
+}  // namespace tcprof::gui

@@ -1,0 +1,102 @@
+#include "gui/shape_chart.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QtCharts/QLineSeries>
+#include <QtCharts/QScatterSeries>
+#include <QtCharts/QValueAxis>
+#include <map>
+
+#include "gui/format.h"
+
+namespace tcprof::gui {
+
+ShapeChart::ShapeChart(QWidget* parent) : QChartView(parent) {
+  setRenderHint(QPainter::Antialiasing);
+  chart()->setMargins(QMargins(4, 4, 4, 4));
+  chart()->legend()->setAlignment(Qt::AlignRight);
+}
+
+void ShapeChart::setCalls(const RunDataPtr& run, Id frame_id) {
+  QChart* c = chart();
+  c->removeAllSeries();
+  for (QAbstractAxis* axis : c->axes()) {
+    c->removeAxis(axis);
+    delete axis;
+  }
+  if (!run) return;
+  // (input, dim) -> size per call index; -1 where the call had no such dimension.
+  std::map<std::pair<int, int>, std::vector<double>> sizes;
+  int n = 0;
+  std::vector<int> recompile_at;
+  for (const CallRow& call : run->calls) {
+    if (call.frame_id != frame_id) continue;
+    const QJsonArray inputs = QJsonDocument::fromJson(QByteArray::fromStdString(call.input_shapes)).array();
+    for (int i = 0; i < inputs.size(); ++i) {
+      const QJsonArray dims = inputs[i].toArray();
+      for (int d = 0; d < dims.size(); ++d) {
+        auto& v = sizes[{i, d}];
+        v.resize(static_cast<size_t>(n), -1);
+        v.push_back(dims[d].toDouble());
+      }
+    }
+    for (const auto& r : run->recompiles) {
+      if (r.call_id == call.id) recompile_at.push_back(n);
+    }
+    ++n;
+  }
+  double max_size = 1;
+  int plotted = 0;
+  for (auto& [key, values] : sizes) {
+    values.resize(static_cast<size_t>(n), -1);
+    bool varies = false;
+    for (double v : values) varies |= v != values.front();
+    if (!varies) continue;  // static dimensions only clutter the chart
+    auto* series = new QLineSeries;
+    series->setName(QString("input %1 · dim %2").arg(key.first).arg(key.second));
+    series->setColor(palette_color(plotted++));
+    series->setPointsVisible(values.size() < 200);
+    for (int i = 0; i < n; ++i) {
+      if (values[static_cast<size_t>(i)] >= 0) {
+        series->append(i, values[static_cast<size_t>(i)]);
+        max_size = std::max(max_size, values[static_cast<size_t>(i)]);
+      }
+    }
+    c->addSeries(series);
+  }
+  if (!recompile_at.empty() && plotted > 0) {
+    auto* marks = new QScatterSeries;
+    marks->setName("recompile");
+    marks->setColor(QColor(0xc0, 0x1f, 0x1f));
+    marks->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
+    marks->setMarkerSize(9);
+    for (int at : recompile_at) marks->append(at, 0);
+    c->addSeries(marks);
+  }
+  c->setTitle(plotted == 0 ? (n == 0 ? QString("No input shapes recorded")
+                                     : QString("Input shapes did not change over %1 calls").arg(n))
+                           : QString("Sizes of the input dimensions that changed, per call"));
+  if (plotted == 0) return;
+  auto* x = new QValueAxis;
+  x->setTitleText("call");
+  x->setLabelFormat("%d");
+  x->setRange(0, std::max(1, n - 1));
+  auto* y = new QValueAxis;
+  y->setTitleText("size");
+  y->setLabelFormat("%d");
+  y->setRange(0, max_size * 1.1);
+  c->addAxis(x, Qt::AlignBottom);
+  c->addAxis(y, Qt::AlignLeft);
+  for (QAbstractSeries* s : c->series()) {
+    s->attachAxis(x);
+    s->attachAxis(y);
+  }
+}
+
+QStringList ShapeChart::seriesNames() const {
+  QStringList names;
+  for (QAbstractSeries* s : chart()->series()) names << s->name();
+  return names;
+}
+
+}  // namespace tcprof::gui

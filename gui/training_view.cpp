@@ -1,0 +1,115 @@
+#include "gui/training_view.h"
+
+#include <QVBoxLayout>
+#include <QtCharts/QLegendMarker>
+#include <QtCharts/QLineSeries>
+#include <QtCharts/QValueAxis>
+#include <algorithm>
+#include <cmath>
+
+#include "gui/format.h"
+
+namespace tcprof::gui {
+
+TrainingView::TrainingView(QWidget* parent) : RunView(parent), view_(new QChartView), summary_(new QLabel) {
+  view_->setRenderHint(QPainter::Antialiasing);
+  view_->chart()->legend()->setAlignment(Qt::AlignTop);
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(summary_);
+  layout->addWidget(view_, 1);
+}
+
+void TrainingView::setRun(const RunDataPtr& run) {
+  run_ = run;
+  QChart* chart = view_->chart();
+  chart->removeAllSeries();
+  for (QAbstractAxis* axis : chart->axes()) {
+    chart->removeAxis(axis);
+    delete axis;
+  }
+  recompile_steps_.clear();
+  if (!run_ || run_->steps.empty()) {
+    chart->setTitle("No training steps in this run (record one with `tcprof train`)");
+    summary_->setText("");
+    return;
+  }
+  chart->setTitle("");
+  const auto& steps = run_->steps;
+  auto* loss = new QLineSeries;
+  loss->setName("loss");
+  loss->setColor(QColor(0x1f, 0x77, 0xb4));
+  auto* time = new QLineSeries;
+  time->setName("step time (ms)");
+  time->setColor(QColor(0xff, 0x7f, 0x0e));
+  double loss_max = 0, time_max = 0;
+  bool has_loss = false;
+  for (const StepRow& s : steps) {
+    if (s.loss && std::isfinite(*s.loss)) {
+      loss->append(static_cast<double>(s.step), *s.loss);
+      loss_max = std::max(loss_max, *s.loss);
+      has_loss = true;
+    }
+    const double ms = static_cast<double>(s.duration_ns) / 1e6;
+    time->append(static_cast<double>(s.step), ms);
+    time_max = std::max(time_max, ms);
+  }
+  // A recompile belongs to the step running when it started (or the next one to start).
+  for (const RecompileRow& r : run_->recompiles) {
+    const CompileRow* c = run_->compile(r.compile_id);
+    if (!c) continue;
+    auto it = std::find_if(steps.begin(), steps.end(), [&](const StepRow& s) {
+      return c->start_ns < s.start_ns + s.duration_ns;
+    });
+    if (it != steps.end()) recompile_steps_.push_back(it->step);
+  }
+  const double x_min = static_cast<double>(steps.front().step);
+  const double x_max = std::max(x_min + 1, static_cast<double>(steps.back().step));
+  auto* x = new QValueAxis;
+  x->setTitleText("step");
+  x->setLabelFormat("%d");
+  x->setRange(x_min, x_max);
+  auto* y_loss = new QValueAxis;
+  y_loss->setTitleText("loss");
+  y_loss->setRange(0, std::max(1e-9, loss_max * 1.1));
+  y_loss->setLinePenColor(loss->color());
+  auto* y_time = new QValueAxis;
+  y_time->setTitleText("step time (ms)");
+  y_time->setRange(0, std::max(1e-9, time_max * 1.15));
+  y_time->setLinePenColor(time->color());
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y_loss, Qt::AlignLeft);
+  chart->addAxis(y_time, Qt::AlignRight);
+  if (has_loss) {
+    chart->addSeries(loss);
+    loss->attachAxis(x);
+    loss->attachAxis(y_loss);
+  } else {
+    delete loss;
+  }
+  chart->addSeries(time);
+  time->attachAxis(x);
+  time->attachAxis(y_time);
+  bool first = true;
+  for (int64_t step : recompile_steps_) {
+    auto* mark = new QLineSeries;
+    mark->setName(first ? "recompile" : "");
+    mark->setPen(QPen(QColor(0xc0, 0x1f, 0x1f), 2, Qt::DashLine));
+    mark->append(static_cast<double>(step), 0);
+    mark->append(static_cast<double>(step), time_max * 1.15);
+    chart->addSeries(mark);
+    mark->attachAxis(x);
+    mark->attachAxis(y_time);
+    if (!first) chart->legend()->markers(mark).value(0)->setVisible(false);
+    first = false;
+  }
+  std::vector<int64_t> durations;
+  for (const auto& s : steps) durations.push_back(s.duration_ns);
+  std::nth_element(durations.begin(), durations.begin() + static_cast<ptrdiff_t>(durations.size() / 2), durations.end());
+  summary_->setText(QString("<b>%1</b> steps · median step %2 · final loss %3 · %4 recompile(s) during training")
+                        .arg(steps.size())
+                        .arg(format_ns(static_cast<double>(durations[durations.size() / 2])))
+                        .arg(steps.back().loss ? QString::number(*steps.back().loss, 'g', 4) : QString("—"))
+                        .arg(recompile_steps_.size()));
+}
+
+}  // namespace tcprof::gui
