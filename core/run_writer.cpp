@@ -149,7 +149,7 @@ void RunWriter::enqueue(Push&& push) {
   for (;;) {
     {
       std::lock_guard<std::mutex> lock(shard.mutex);
-      queued = shard.events.size() + shard.kernels.size();
+      queued = shard.events.size() + shard.kernels.size() + shard.summaries.size();
       if (queued < shard_limit || failed_.load(std::memory_order_relaxed)) {
         push(shard);
         ++shard.submitted;
@@ -176,6 +176,10 @@ void RunWriter::push(Event e) {
 
 void RunWriter::record(const KernelEvent& e) {
   enqueue([&](Shard& shard) { shard.kernels.push_back(e); });
+}
+
+void RunWriter::record(const KernelSummaryEvent& e) {
+  enqueue([&](Shard& shard) { shard.summaries.push_back(e); });
 }
 
 void RunWriter::flush() {
@@ -233,6 +237,8 @@ void RunWriter::writer_loop() {
   std::vector<KernelEvent> kernels;
   std::vector<Event> taken_events[kShards];
   std::vector<KernelEvent> taken_kernels[kShards];
+  std::vector<KernelSummaryEvent> summaries;
+  std::vector<KernelSummaryEvent> taken_summaries[kShards];
   for (;;) {
     uint64_t generation;
     bool stop;
@@ -252,7 +258,8 @@ void RunWriter::writer_loop() {
       std::lock_guard<std::mutex> lock(shards_[i].mutex);
       taken_events[i].swap(shards_[i].events);
       taken_kernels[i].swap(shards_[i].kernels);
-      pending += taken_events[i].size() + taken_kernels[i].size();
+      taken_summaries[i].swap(shards_[i].summaries);
+      pending += taken_events[i].size() + taken_kernels[i].size() + taken_summaries[i].size();
     }
     std::string error;
     uint64_t written = 0;
@@ -262,10 +269,12 @@ void RunWriter::writer_loop() {
         kernels.insert(kernels.end(), taken_kernels[i].begin(), taken_kernels[i].end());
         taken_events[i].clear();
         taken_kernels[i].clear();
+        summaries.insert(summaries.end(), taken_summaries[i].begin(), taken_summaries[i].end());
+        taken_summaries[i].clear();
       }
       if (!failed_.load()) {
         try {
-          written = write_batch(events, kernels);
+          written = write_batch(events, kernels, summaries);
         } catch (const std::exception& e) {
           error = e.what();
           failed_.store(true);
@@ -273,6 +282,7 @@ void RunWriter::writer_loop() {
       }
       events.clear();
       kernels.clear();
+      summaries.clear();
     }
     {
       std::lock_guard<std::mutex> lock(control_mutex_);
@@ -285,7 +295,8 @@ void RunWriter::writer_loop() {
   }
 }
 
-uint64_t RunWriter::write_batch(std::vector<Event>& events, std::vector<KernelEvent>& kernels) {
+uint64_t RunWriter::write_batch(std::vector<Event>& events, std::vector<KernelEvent>& kernels,
+                                std::vector<KernelSummaryEvent>& summaries) {
   Statements& s = *statements_;
   const Id run = run_id_;
   Transaction tx(*db_);
@@ -331,14 +342,6 @@ uint64_t RunWriter::write_batch(std::vector<Event>& events, std::vector<KernelEv
           } else if constexpr (std::is_same_v<T, PerfHintEvent>) {
             s.hint.bind(1, run).bind(2, e.compile_id).bind(3, e.kind).bind(4, e.op);
             s.hint.bind(5, e.message).bind(6, e.file).bind(7, e.line).run();
-          } else if constexpr (std::is_same_v<T, KernelSummaryEvent>) {
-            std::string name = interned_text(e.name_id), kind = interned_text(e.kind_id),
-                        device = interned_text(e.device_id);
-            auto& st = s.kernel_summary;
-            st.bind(1, run).bind(2, e.call_id).bind(3, e.graph_id).bind(4, name).bind(5, kind);
-            st.bind(6, device).bind(7, e.stream).bind(8, e.start_ns).bind(9, e.end_ns);
-            st.bind(10, e.count).bind(11, e.total_ns).bind(12, e.min_ns).bind(13, e.max_ns);
-            st.bind(14, e.sum_sq_ns2).run();
           } else if constexpr (std::is_same_v<T, CounterEvent>) {
             s.counter.bind(1, run).bind(2, e.name).bind(3, e.value).run();
           }
@@ -346,13 +349,34 @@ uint64_t RunWriter::write_batch(std::vector<Event>& events, std::vector<KernelEv
         ev);
   }
   write_kernels(kernels);
+  write_summaries(summaries);
   tx.commit();
-  return events.size() + kernels.size();
+  return events.size() + kernels.size() + summaries.size();
 }
 
-std::string RunWriter::interned_text(uint32_t id) {
+std::vector<const std::string*> RunWriter::interned_snapshot() {
+  // The deque's elements never move, so the pointers stay valid while other threads intern more.
   std::lock_guard<std::mutex> lock(intern_mutex_);
-  return id < interned_.size() ? interned_[id] : std::string("?");
+  std::vector<const std::string*> names;
+  names.reserve(interned_.size());
+  for (const auto& n : interned_) names.push_back(&n);
+  return names;
+}
+
+void RunWriter::write_summaries(const std::vector<KernelSummaryEvent>& summaries) {
+  if (summaries.empty()) return;
+  auto names = interned_snapshot();
+  auto name = [&](uint32_t id) -> std::string_view {
+    return id < names.size() ? std::string_view(*names[id]) : std::string_view("?");
+  };
+  Statement& st = statements_->kernel_summary;
+  for (const auto& e : summaries) {
+    st.bind(1, run_id_).bind(2, e.call_id).bind(3, e.graph_id).bind(4, name(e.name_id));
+    st.bind(5, name(e.kind_id)).bind(6, name(e.device_id)).bind(7, e.stream);
+    st.bind(8, e.start_ns).bind(9, e.end_ns).bind(10, e.count).bind(11, e.total_ns);
+    st.bind(12, e.min_ns).bind(13, e.max_ns).bind(14, e.sum_sq_ns2);
+    st.execute();
+  }
 }
 
 void RunWriter::write_kernels(const std::vector<KernelEvent>& kernels) {

@@ -65,7 +65,7 @@ class RunWriter {
   void record(StepEvent e) { push(std::move(e)); }
   void record(PerfHintEvent e) { push(std::move(e)); }
   void record(const KernelEvent& e);
-  void record(KernelSummaryEvent e) { push(std::move(e)); }
+  void record(const KernelSummaryEvent& e);
   void record(CounterEvent e) { push(std::move(e)); }
 
   // Blocks until everything recorded before the call is committed.
@@ -79,14 +79,14 @@ class RunWriter {
  private:
   using Event = std::variant<FrameEvent, CompileEvent, CompilePhaseEvent, GraphEvent,
                              GraphBreakEvent, GuardEvent, GuardFailureEvent, RecompileEvent,
-                             CallEvent, StepEvent, PerfHintEvent, KernelSummaryEvent,
-                             CounterEvent>;
+                             CallEvent, StepEvent, PerfHintEvent, CounterEvent>;
   struct Statements;
   // Queues are sharded by thread so that recording threads rarely share a lock or a cache line.
   struct alignas(64) Shard {
     std::mutex mutex;
     std::vector<Event> events;
     std::vector<KernelEvent> kernels;
+    std::vector<KernelSummaryEvent> summaries;  // PODs like kernels: one per name per call
     uint64_t submitted = 0;
   };
   static constexpr size_t kShards = 8;
@@ -96,9 +96,11 @@ class RunWriter {
   template <typename Push>
   void enqueue(Push&& push);
   void writer_loop();
-  uint64_t write_batch(std::vector<Event>& events, std::vector<KernelEvent>& kernels);
+  uint64_t write_batch(std::vector<Event>& events, std::vector<KernelEvent>& kernels,
+                       std::vector<KernelSummaryEvent>& summaries);
   void write_kernels(const std::vector<KernelEvent>& kernels);
-  std::string interned_text(uint32_t id);
+  void write_summaries(const std::vector<KernelSummaryEvent>& summaries);
+  std::vector<const std::string*> interned_snapshot();
 
   std::string path_;
   Options options_;
