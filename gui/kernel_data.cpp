@@ -11,30 +11,35 @@ void KernelData::load(const RunReader& reader, Id run_id,
                       const std::function<void(int64_t)>& progress) {
   std::unordered_map<std::string, uint32_t> name_ids;
   std::map<std::pair<std::string, int>, size_t> lane_ids;  // (device, stream), sorted for display
-  std::string key;
+  auto intern_name = [&](const std::string& name, const std::string& kind) {
+    auto [it, fresh] = name_ids.try_emplace(name, static_cast<uint32_t>(names.size()));
+    if (fresh) {
+      names.push_back(QString::fromStdString(name));
+      kinds.push_back(QString::fromStdString(kind));
+    }
+    return it->second;
+  };
+  auto lane_for = [&](const std::string& device, int stream) -> KernelLane& {
+    auto [it, fresh] = lane_ids.try_emplace({device, stream}, lanes.size());
+    if (fresh) {
+      KernelLane lane;
+      lane.device = QString::fromStdString(device);
+      lane.stream = stream;
+      const bool cpu = device.rfind("cpu", 0) == 0 || device.empty();
+      lane.label = cpu ? QString("CPU thread %1").arg(stream) : QString("%1 stream %2").arg(lane.device).arg(stream);
+      lanes.push_back(std::move(lane));
+    }
+    return lanes[it->second];
+  };
   GraphSpan span{-1, 0, 0};
   int64_t span_call = -1;
   reader.for_each_kernel(run_id, [&](const KernelRow& k) {
-    auto [nit, fresh] = name_ids.try_emplace(k.name, static_cast<uint32_t>(names.size()));
-    if (fresh) {
-      names.push_back(QString::fromStdString(k.name));
-      kinds.push_back(QString::fromStdString(k.kind));
-    }
-    auto [lit, new_lane] = lane_ids.try_emplace({k.device, k.stream}, lanes.size());
-    if (new_lane) {
-      KernelLane lane;
-      lane.device = QString::fromStdString(k.device);
-      lane.stream = k.stream;
-      const bool cpu = k.device.rfind("cpu", 0) == 0 || k.device.empty();
-      lane.label = cpu ? QString("CPU thread %1").arg(k.stream)
-                       : QString("%1 stream %2").arg(lane.device).arg(k.stream);
-      lanes.push_back(std::move(lane));
-    }
-    KernelLane& lane = lanes[lit->second];
+    const uint32_t name = intern_name(k.name, k.kind);
+    KernelLane& lane = lane_for(k.device, k.stream);
     lane.start.push_back(k.start_ns);
     lane.duration.push_back(k.duration_ns);
     lane.graph_id.push_back(k.graph_id);
-    lane.name.push_back(nit->second);
+    lane.name.push_back(name);
     lane.max_duration = std::max(lane.max_duration, k.duration_ns);
     // Kernels arrive by start time: a graph span closes when the call or graph changes.
     if (k.graph_id != span.graph_id || k.call_id != span_call) {
@@ -47,6 +52,13 @@ void KernelData::load(const RunReader& reader, Id run_id,
     if (++total % 100000 == 0 && progress) progress(total);
   });
   if (span.graph_id > 0) graph_spans.push_back(span);
+  for (KernelSummaryRow& row : reader.kernel_summaries(run_id)) {
+    KernelLane& lane = lane_for(row.device, row.stream);
+    lane.folded_name.push_back(intern_name(row.name, row.kind));
+    lane.max_folded_span = std::max(lane.max_folded_span, row.end_ns - row.start_ns);
+    total += row.count;
+    lane.folded.push_back(std::move(row));
+  }
   // Lanes were created in first-seen order; show them ordered by device then stream.
   std::vector<KernelLane> sorted;
   sorted.reserve(lanes.size());
@@ -64,8 +76,18 @@ int KernelData::name_index(const QString& name) const {
   return it == names.end() ? -1 : static_cast<int>(it - names.begin());
 }
 
-std::vector<KernelSummaryRow> KernelData::summarize(TimeRange range) const {
-  std::vector<std::vector<int64_t>> durations(names.size());
+std::vector<KernelAggregate> KernelData::summarize(TimeRange range) const {
+  struct Acc {
+    std::vector<std::pair<double, int64_t>> values;  // (duration, launches it stands for)
+    KernelAggregate row;
+    double sum_sq = 0;
+  };
+  std::vector<Acc> accs(names.size());
+  for (uint32_t n = 0; n < accs.size(); ++n) {
+    accs[n].row.name = n;
+    accs[n].row.min_ns = INT64_MAX;
+  }
+  auto in_range = [&](int64_t start) { return range.empty() || (start >= range.start_ns && start < range.end_ns); };
   for (const KernelLane& lane : lanes) {
     size_t begin = 0, end = lane.size();
     if (!range.empty()) {
@@ -74,43 +96,57 @@ std::vector<KernelSummaryRow> KernelData::summarize(TimeRange range) const {
       end = static_cast<size_t>(
           std::lower_bound(lane.start.begin(), lane.start.end(), range.end_ns) - lane.start.begin());
     }
-    for (size_t i = begin; i < end; ++i) durations[lane.name[i]].push_back(lane.duration[i]);
-  }
-  std::vector<KernelSummaryRow> rows;
-  int64_t all = 0;
-  for (uint32_t n = 0; n < durations.size(); ++n) {
-    auto& d = durations[n];
-    if (d.empty()) continue;
-    KernelSummaryRow r;
-    r.name = n;
-    r.instances = static_cast<int64_t>(d.size());
-    double sum_sq = 0;
-    r.min_ns = d.front();
-    r.max_ns = d.front();
-    for (int64_t v : d) {
-      r.total_ns += v;
-      r.min_ns = std::min(r.min_ns, v);
-      r.max_ns = std::max(r.max_ns, v);
-      sum_sq += static_cast<double>(v) * static_cast<double>(v);
+    for (size_t i = begin; i < end; ++i) {
+      Acc& a = accs[lane.name[i]];
+      const int64_t d = lane.duration[i];
+      a.values.emplace_back(static_cast<double>(d), 1);
+      a.row.instances += 1;
+      a.row.total_ns += d;
+      a.row.min_ns = std::min(a.row.min_ns, d);
+      a.row.max_ns = std::max(a.row.max_ns, d);
+      a.sum_sq += static_cast<double>(d) * static_cast<double>(d);
     }
+    for (size_t i = 0; i < lane.folded.size(); ++i) {
+      const KernelSummaryRow& f = lane.folded[i];
+      if (f.count <= 0 || !in_range(f.start_ns)) continue;
+      Acc& a = accs[lane.folded_name[i]];
+      a.values.emplace_back(static_cast<double>(f.total_ns) / static_cast<double>(f.count), f.count);
+      a.row.instances += f.count;
+      a.row.total_ns += f.total_ns;
+      a.row.min_ns = std::min(a.row.min_ns, f.min_ns);
+      a.row.max_ns = std::max(a.row.max_ns, f.max_ns);
+      a.sum_sq += f.sum_sq_ns2;
+    }
+  }
+  std::vector<KernelAggregate> rows;
+  int64_t all = 0;
+  for (Acc& a : accs) {
+    if (a.row.instances == 0) continue;
+    KernelAggregate& r = a.row;
     const double count = static_cast<double>(r.instances);
     r.avg_ns = static_cast<double>(r.total_ns) / count;
-    const size_t mid = d.size() / 2;
-    std::nth_element(d.begin(), d.begin() + static_cast<ptrdiff_t>(mid), d.end());
-    r.median_ns = static_cast<double>(d[mid]);
-    if (d.size() % 2 == 0) {
-      auto lower = *std::max_element(d.begin(), d.begin() + static_cast<ptrdiff_t>(mid));
-      r.median_ns = (r.median_ns + static_cast<double>(lower)) / 2;
+    // Weighted median: the value where half of the launches lie on either side.
+    std::sort(a.values.begin(), a.values.end());
+    const double half = count / 2;
+    double seen = 0;
+    for (size_t i = 0; i < a.values.size(); ++i) {
+      seen += static_cast<double>(a.values[i].second);
+      if (seen > half) {
+        r.median_ns = a.values[i].first;
+        break;
+      }
+      if (seen == half) {  // even count split exactly between two values
+        r.median_ns = (a.values[i].first + a.values[std::min(i + 1, a.values.size() - 1)].first) / 2;
+        break;
+      }
     }
     // Sample standard deviation, as nsys reports it.
-    r.stddev_ns = r.instances > 1 ? std::sqrt(std::max(0.0, (sum_sq - count * r.avg_ns * r.avg_ns) /
-                                                                  (count - 1)))
-                                  : 0.0;
+    r.stddev_ns = r.instances > 1 ? std::sqrt(std::max(0.0, (a.sum_sq - count * r.avg_ns * r.avg_ns) / (count - 1))) : 0.0;
     all += r.total_ns;
     rows.push_back(r);
   }
   for (auto& r : rows) r.time_percent = all > 0 ? 100.0 * static_cast<double>(r.total_ns) / static_cast<double>(all) : 0;
-  std::sort(rows.begin(), rows.end(), [this](const KernelSummaryRow& a, const KernelSummaryRow& b) {
+  std::sort(rows.begin(), rows.end(), [this](const KernelAggregate& a, const KernelAggregate& b) {
     return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : names[a.name] < names[b.name];
   });
   return rows;

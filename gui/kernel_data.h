@@ -19,6 +19,10 @@ struct KernelLane {
   std::vector<uint32_t> name;  // index into KernelData::names
   int64_t max_duration = 0;    // lets a range query start early enough to catch long kernels
   size_t size() const { return start.size(); }
+  // --profile summary rows (launches folded per name and call window), sorted by start.
+  std::vector<KernelSummaryRow> folded;
+  std::vector<uint32_t> folded_name;  // index into KernelData::names, per folded row
+  int64_t max_folded_span = 0;
 };
 
 // A contiguous stretch of one graph's kernels within one call (the "graphs" timeline row).
@@ -26,7 +30,7 @@ struct GraphSpan {
   int64_t graph_id = 0, start_ns = 0, end_ns = 0;
 };
 
-struct KernelSummaryRow {
+struct KernelAggregate {
   uint32_t name = 0;  // index into KernelData::names
   int64_t instances = 0, total_ns = 0, min_ns = 0, max_ns = 0;
   double avg_ns = 0, median_ns = 0, stddev_ns = 0, time_percent = 0;
@@ -37,13 +41,14 @@ class KernelData {
   std::vector<QString> names, kinds;  // kinds[i] is the kind of names[i]
   std::vector<KernelLane> lanes;
   std::vector<GraphSpan> graph_spans;
-  int64_t total = 0;
+  int64_t total = 0;  // launches: individual kernel rows plus folded counts
 
   // Builds from a reader; `progress(done)` is called every 100k kernels (may be empty).
   void load(const RunReader& reader, Id run_id, const std::function<void(int64_t)>& progress);
   // Summary of kernels starting in [range.start_ns, range.end_ns) (all when range is empty),
-  // largest total time first.
-  std::vector<KernelSummaryRow> summarize(TimeRange range = {}) const;
+  // largest total time first. Folded summary rows count in fully; for the median each stands
+  // for `count` launches of its mean duration (the launches themselves were not kept).
+  std::vector<KernelAggregate> summarize(TimeRange range = {}) const;
   // First index in `lane` whose kernel may overlap time t (start + duration > t is possible).
   static size_t first_visible(const KernelLane& lane, int64_t t);
   int name_index(const QString& name) const;  // -1 when absent

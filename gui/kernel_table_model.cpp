@@ -6,7 +6,7 @@ namespace tcprof::gui {
 
 KernelTableModel::KernelTableModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void KernelTableModel::setRows(const RunDataPtr& run, std::vector<KernelSummaryRow> rows) {
+void KernelTableModel::setRows(const RunDataPtr& run, std::vector<KernelAggregate> rows) {
   beginResetModel();
   run_ = run;
   rows_ = std::move(rows);
@@ -30,7 +30,7 @@ int KernelTableModel::columnCount(const QModelIndex& parent) const {
 
 QVariant KernelTableModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
-  const KernelSummaryRow& r = rows_[static_cast<size_t>(index.row())];
+  const KernelAggregate& r = rows_[static_cast<size_t>(index.row())];
   const auto& names = run_->kernels.names;
   if (role == NameIndexRole) return r.name;
   if (role == Qt::TextAlignmentRole) {

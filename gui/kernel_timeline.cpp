@@ -233,6 +233,13 @@ KernelTimeline::KernelRef KernelTimeline::kernelAt(QPoint pos) const {
   return i < 0 ? KernelRef{} : KernelRef{lane_index, static_cast<size_t>(i)};
 }
 
+QPointF KernelTimeline::centerOf(KernelRef ref) const {
+  if (!run_ || !ref.valid()) return {};
+  const KernelLane& lane = run_->kernels.lanes[static_cast<size_t>(ref.lane)];
+  const double mid = static_cast<double>(lane.start[ref.index]) + static_cast<double>(lane.duration[ref.index]) / 2;
+  return {xOf(mid), rowTop(3 + ref.lane) + kRowHeight / 2.0};
+}
+
 void KernelTimeline::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.fillRect(rect(), palette().color(QPalette::Base));
@@ -278,6 +285,16 @@ void KernelTimeline::paintEvent(QPaintEvent*) {
     const auto& names = run_->kernels.names;
     for (size_t l = 0; l < run_->kernels.lanes.size(); ++l) {
       const KernelLane& lane = run_->kernels.lanes[l];
+      // --profile summary windows: a pale band per name and call, under any individual kernels.
+      rows.draw(
+          lane.folded.size(), lane.max_folded_span, rowTop(3 + static_cast<int>(l)), kRowHeight,
+          [&](size_t i) { return lane.folded[i].start_ns; }, [&](size_t i) { return lane.folded[i].end_ns; },
+          [&](size_t i) {
+            QColor c = color_for_name(names[lane.folded_name[i]]);
+            c.setAlpha(140);
+            return c;
+          },
+          [&](size_t i) { return QString("%1 ×%2").arg(names[lane.folded_name[i]]).arg(lane.folded[i].count); });
       rows.draw(
           lane.size(), lane.max_duration, rowTop(3 + static_cast<int>(l)), kRowHeight,
           [&](size_t i) { return lane.start[i]; }, [&](size_t i) { return lane.start[i] + lane.duration[i]; },

@@ -37,6 +37,8 @@ class KernelTimeline : public QWidget {
   void selectKernel(KernelRef ref);
   int highlightedName() const { return highlight_name_; }
   KernelRef kernelAt(QPoint pos) const;
+  // Where `ref` is drawn (centre of its bar), for tests and keyboard navigation.
+  QPointF centerOf(KernelRef ref) const;
   // Number of rectangles the last paint drew (aggregated columns count once): for tests and
   // the benchmark, to show painting is bounded by pixels.
   int lastPaintItems() const { return last_paint_items_; }

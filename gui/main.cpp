@@ -2,18 +2,27 @@
 // LibTorch), so it opens files recorded on other machines.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <cstdio>
 #include <cstring>
 
 #include "gui/main_window.h"
 #include "gui/screenshot.h"
 
+namespace {
+// Headless runs promise one stderr line on failure: Qt's own notices about the offscreen
+// platform (size hints, XDG_RUNTIME_DIR) are not for the user there.
+void quiet_message_handler(QtMsgType type, const QMessageLogContext&, const QString& message) {
+  if (type == QtCriticalMsg || type == QtFatalMsg) std::fprintf(stderr, "tcprof-gui: %s\n", qPrintable(message));
+}
+}  // namespace
+
 int main(int argc, char** argv) {
   // Screenshots render without a display: pick the offscreen platform before Qt starts, unless
   // the caller chose one.
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--screenshot") == 0 && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
-      qputenv("QT_QPA_PLATFORM", "offscreen");
-    }
+    if (std::strcmp(argv[i], "--screenshot") != 0) continue;
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+    qInstallMessageHandler(quiet_message_handler);
   }
   QApplication app(argc, argv);
   QApplication::setApplicationName("tcprof-gui");

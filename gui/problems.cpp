@@ -72,7 +72,7 @@ std::vector<Problem> find_problems(const RunData& run, size_t limit) {
     }
   }
   if (!run.kernel_summary.empty()) {
-    const KernelSummaryRow& k = run.kernel_summary.front();
+    const KernelAggregate& k = run.kernel_summary.front();
     Problem p;
     p.score = 30 + k.time_percent / 2;
     p.title = QString("Slowest kernel: %1 (%2% of kernel time)").arg(run.kernels.names[k.name]).arg(k.time_percent, 0, 'f', 0);

@@ -60,12 +60,12 @@ RunComparison compare_runs(const RunData& a, const RunData& b) {
                    [](const BreakChange& x, const BreakChange& y) { return x.kind < y.kind; });
 
   std::map<QString, KernelChange> kernels;
-  for (const KernelSummaryRow& r : a.kernel_summary) {
+  for (const KernelAggregate& r : a.kernel_summary) {
     KernelChange& k = kernels[a.kernels.names[r.name]];
     k.total_a += r.total_ns;
     k.instances_a += r.instances;
   }
-  for (const KernelSummaryRow& r : b.kernel_summary) {
+  for (const KernelAggregate& r : b.kernel_summary) {
     KernelChange& k = kernels[b.kernels.names[r.name]];
     k.total_b += r.total_ns;
     k.instances_b += r.instances;

@@ -27,7 +27,7 @@ struct RunData {
   std::vector<StepRow> steps;
   std::vector<PerfHintRow> perf_hints;
   KernelData kernels;
-  std::vector<KernelSummaryRow> kernel_summary;  // over the whole run
+  std::vector<KernelAggregate> kernel_summary;  // over the whole run
 
   // "model.pt · run 3 (train)" for titles and run lists.
   QString title() const;

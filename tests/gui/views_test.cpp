@@ -1,0 +1,237 @@
+// The main window on real databases: what each view shows, source highlighting, selection sync
+// between kernel table and timeline, range filtering, compare, screenshots.
+#include <QFile>
+#include <QImage>
+#include <QSyntaxHighlighter>
+#include <QtTest>
+
+#include "gui/breaks_view.h"
+#include "gui/compare_view.h"
+#include "gui/graphs_view.h"
+#include "gui/kernels_view.h"
+#include "gui/main_window.h"
+#include "gui/overview_view.h"
+#include "gui/recompiles_view.h"
+#include "gui/screenshot.h"
+#include "gui/training_view.h"
+#include "tests/gui/test_util.h"
+
+using namespace tcprof;
+using namespace tcprof::gui;
+using namespace tcprof::gui_test;
+
+namespace {
+int row_with_location(const BreaksView* view, const QString& location) {
+  for (int r = 0; r < view->proxy()->rowCount(); ++r) {
+    if (view->proxy()->index(r, BreaksModel::Location).data().toString() == location) return r;
+  }
+  return -1;
+}
+}  // namespace
+
+class ViewsTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    QVERIFY(dir_.isValid());
+    path_a_ = make_demo_db(dir_, "a.db");
+    DemoOptions b;
+    b.variant = 'b';
+    path_b_ = make_demo_db(dir_, "b.db", b);
+    window_ = std::make_unique<MainWindow>(false);
+    window_->resize(1400, 900);
+    window_->show();
+    window_->openFiles({path_a_});
+    QVERIFY(window_->waitUntilIdle(30000));
+    QVERIFY(window_->currentRun());
+  }
+
+  void overviewNamesTheBiggestProblems() {
+    const QString text = window_->overview()->text();
+    QVERIFY(text.contains("Biggest problems"));
+    QVERIFY(text.contains("3 recompile(s)"));
+    QVERIFY(text.contains("graph break(s) at 5 site(s)"));
+    QVERIFY(text.contains("examples/gpt_small.pt"));
+    // The problem links switch to the view that shows it.
+    emit window_->overview()->openView("breaks");
+    QCOMPARE(window_->currentViewName(), QString("breaks"));
+  }
+
+  void breakSelectionHighlightsTheSourceLine() {
+    BreaksView* view = window_->breaks();
+    QCOMPARE(view->proxy()->rowCount(), 5);
+    const int row = row_with_location(view, "model.py:17");
+    QVERIFY(row >= 0);
+    view->table()->setCurrentIndex(view->proxy()->index(row, 0));
+    QCOMPARE(view->source()->highlightedLine(), 17);
+    // model.py sits next to the database: the real file is shown, line 17 highlighted.
+    QCOMPARE(view->source()->highlightedText().trimmed(), QString("if attn.sum() > 0:"));
+    QVERIFY(view->source()->toPlainText().contains("class Mlp(nn.Module):"));
+    QVERIFY(view->detailsText().contains("torch.where"));
+    QVERIFY(view->detailsText().contains("Block.forward"));
+
+    view->typeFilter()->setCurrentIndex(view->typeFilter()->findText("scalar_output"));
+    QCOMPARE(view->proxy()->rowCount(), 1);
+    view->typeFilter()->setCurrentIndex(0);
+    view->moduleFilter()->setText("blocks.3");
+    QCOMPARE(view->proxy()->rowCount(), 2);
+    view->moduleFilter()->clear();
+    QCOMPARE(view->proxy()->rowCount(), 5);
+  }
+
+  void recordedSourceIsShownWhenTheFileIsMissing() {
+    QTemporaryDir elsewhere;
+    DemoOptions o;
+    o.write_source = false;
+    const QString path = make_demo_db(elsewhere, "nosource.db", o);
+    BreaksView view;
+    view.setRun(load_demo(path));
+    const int row = row_with_location(&view, "model.py:32");
+    view.table()->setCurrentIndex(view.proxy()->index(row, 0));
+    QCOMPARE(view.source()->highlightedLine(), 32);
+    QCOMPARE(view.source()->highlightedText().trimmed(), QString("keep = h.nonzero()"));
+  }
+
+  void recompilesShowGuardFailures() {
+    RecompilesView* view = window_->recompiles();
+    QCOMPARE(view->frameSelector()->currentIndex(), 0);  // the frame that recompiles
+    QCOMPARE(view->recompileModel()->rowCount(), 3);
+    view->recompileTable()->setCurrentIndex(view->recompileModel()->index(0, 0));
+    QCOMPARE(view->failureModel()->rowCount(), 1);
+    QCOMPARE(view->failureModel()->index(0, 0).data().toString(), QString("x.size(1) == 64"));
+    QCOMPARE(view->failureModel()->index(0, 2).data().toString(), QString("64"));
+    QCOMPARE(view->failureModel()->index(0, 3).data().toString(), QString("96"));
+    QCOMPARE(view->failureModel()->index(0, 4).data().toString(), QString("model.py:56"));
+    QCOMPARE(view->source()->highlightedLine(), 56);
+    QVERIFY(view->source()->highlightedText().contains("def forward(self, x):"));
+    view->recompileTable()->setCurrentIndex(view->recompileModel()->index(2, 0));
+    QCOMPARE(view->failureModel()->index(0, 3).data().toString(), QString("160"));
+    QCOMPARE(view->callTimeline()->callCount(), 40);
+    QVERIFY(view->shapeChart()->seriesNames().contains(QString("input 0 · dim 1")));
+    QVERIFY(!view->shapeChart()->seriesNames().contains(QString("input 0 · dim 2")));  // static
+  }
+
+  void kernelTableAndTimelineStayInSync() {
+    window_->showView("kernels");
+    KernelsView* view = window_->kernels();
+    KernelTimeline* timeline = view->timeline();
+    QTest::qWait(20);
+    // Table → timeline: the longest instance of the selected name is selected and highlighted.
+    view->table()->setCurrentIndex(view->proxy()->index(0, 0));
+    const QString name = view->selectedTableName();
+    QVERIFY(!name.isEmpty());
+    const auto& data = window_->currentRun()->kernels;
+    QCOMPARE(timeline->highlightedName(), data.name_index(name));
+    QVERIFY(timeline->selectedKernel().valid());
+
+    // Timeline → table: zoom onto one kernel of another name and click it.
+    KernelTimeline::KernelRef target;
+    for (size_t l = 0; l < data.lanes.size() && !target.valid(); ++l) {
+      for (size_t i = 0; i < data.lanes[l].size(); ++i) {
+        if (data.names[data.lanes[l].name[i]] != name) {
+          target = {static_cast<int>(l), i};
+          break;
+        }
+      }
+    }
+    QVERIFY(target.valid());
+    const auto& lane = data.lanes[static_cast<size_t>(target.lane)];
+    const double s = static_cast<double>(lane.start[target.index]);
+    timeline->setView(s - 200'000, s + 400'000);
+    const QPoint at = timeline->centerOf(target).toPoint();
+    QTest::mouseClick(timeline, Qt::LeftButton, {}, at);
+    const QString clicked = data.names[lane.name[target.index]];
+    QCOMPARE(view->selectedTableName(), clicked);
+    QCOMPARE(timeline->selectedKernel().lane, target.lane);
+    QCOMPARE(timeline->selectedKernel().index, target.index);
+  }
+
+  void timeRangeFiltersTheTable() {
+    KernelsView* view = window_->kernels();
+    const RunDataPtr run = window_->currentRun();
+    const TimeRange range{run->time_range.start_ns, run->calls[5].start_ns};
+    view->timeline()->setSelectedRange(range);
+    int64_t expected = 0, shown = 0;
+    for (const auto& lane : run->kernels.lanes) {
+      for (int64_t s : lane.start) expected += s >= range.start_ns && s < range.end_ns;
+    }
+    for (int r = 0; r < view->model()->rowCount(); ++r) shown += view->model()->summaryRow(r).instances;
+    QCOMPARE(shown, expected);
+    QCOMPARE(expected, int64_t{5 * 60});
+    QTest::keyClick(view->timeline(), Qt::Key_Escape);  // clears the range
+    shown = 0;
+    for (int r = 0; r < view->model()->rowCount(); ++r) shown += view->model()->summaryRow(r).instances;
+    QCOMPARE(shown, int64_t{40 * 60});
+  }
+
+  void timelinePaintIsBoundedByPixels() {
+    // 400k kernels: a full-run paint visits about one item per pixel column and lane.
+    QTemporaryDir big;
+    DemoOptions o;
+    o.kernels_per_call = 10000;
+    const RunDataPtr run = load_demo(make_demo_db(big, "big.db", o));
+    QCOMPARE(run->summary.kernels, int64_t{400000});
+    KernelTimeline timeline;
+    timeline.resize(1200, 300);
+    timeline.setRun(run);
+    QElapsedTimer timer;
+    timer.start();
+    const QImage image = timeline.grab().toImage();
+    const qint64 ms = timer.elapsed();
+    QVERIFY(!image.isNull());
+    const int lanes = static_cast<int>(run->kernels.lanes.size());
+    QVERIFY2(timeline.lastPaintItems() < (lanes + 3) * 1200 * 2,
+             qPrintable(QString("painted %1 items").arg(timeline.lastPaintItems())));
+    qInfo("full-run paint of 400k kernels: %lld ms, %d items", ms, timeline.lastPaintItems());
+    QVERIFY(ms < 500);
+  }
+
+  void graphsShowCodeHighlighted() {
+    GraphsView* view = window_->graphs();
+    QCOMPARE(view->graphModel()->rowCount(), 5);  // attention + root + three recompiles
+    view->graphTable()->setCurrentIndex(view->graphModel()->index(1, 0));
+    QVERIFY(view->codeView()->toPlainText().contains("fused_layer_norm_0"));
+    QVERIFY(view->irView()->toPlainText().contains("aten::layer_norm"));
+    QCOMPARE(view->guardModel()->rowCount(), 5);
+    QVERIFY(!view->codeView()->document()->findChildren<QSyntaxHighlighter*>().isEmpty());
+  }
+
+  void trainingMarksRecompiles() {
+    TrainingView* view = window_->training();
+    QCOMPARE(view->recompileSteps(), (std::vector<int64_t>{9, 21, 30}));
+    QVERIFY(view->chartView()->chart()->series().size() >= 3);
+  }
+
+  void compareShowsAddedAndRemovedBreaks() {
+    window_->openFiles({path_b_});
+    QVERIFY(window_->waitUntilIdle(30000));
+    CompareView* view = window_->compare();
+    QCOMPARE(view->runA()->count(), 2);
+    QSignalSpy ready(view, &CompareView::comparisonReady);
+    view->comparePair(0, 1);
+    QVERIFY(ready.count() > 0 || ready.wait(10000));
+    QStringList changes;
+    for (int r = 0; r < view->breakModel()->rowCount(); ++r) changes << view->breakModel()->index(r, 0).data().toString();
+    QCOMPARE(changes.count("added"), 1);
+    QCOMPARE(changes.count("removed"), 1);
+    QVERIFY(view->kernelModel()->rowCount() == 8);
+  }
+
+  void screenshotsRenderEveryView() {
+    for (const QString& view : MainWindow::viewNames()) {
+      const QString out = dir_.filePath(view + ".png");
+      QCOMPARE(take_screenshot({path_a_, path_b_}, out, view, QSize(1000, 700)), 0);
+      const QImage image(out);
+      QCOMPARE(image.size(), QSize(1000, 700));
+    }
+    QCOMPARE(take_screenshot({path_a_}, dir_.filePath("x.png"), "nonsense"), 2);
+  }
+
+ private:
+  QTemporaryDir dir_;
+  QString path_a_, path_b_;
+  std::unique_ptr<MainWindow> window_;
+};
+
+QTEST_MAIN(ViewsTest)
+#include "views_test.moc"
