@@ -33,6 +33,12 @@ int64_t total_call_ns(const RunReader& reader, Id run_id) {
 
 void write_kernel_report(fmt::memory_buffer& out, const RunReader& reader, Id run_id, size_t top) {
   auto o = std::back_inserter(out);
+  for (const auto& [name, value] : reader.counters(run_id)) {
+    if (name == "cupti.dropped_records" && value > 0) {
+      fmt::format_to(o, "  warning: CUPTI dropped {} GPU activity records: GPU totals are low\n",
+                     text::count(value));
+    }
+  }
   auto stats = reader.kernel_stats(run_id);
   if (stats.empty()) {
     fmt::format_to(o, "\n  No kernels recorded (was the run made with --profile off?)\n");
@@ -94,7 +100,10 @@ nlohmann::json kernel_report_json(const RunReader& reader, Id run_id) {
                       {"total_ns", g.total_ns}, {"instances", g.instances}});
   }
   int64_t calls_ns = total_call_ns(reader, run_id);
+  json counters = json::object();
+  for (const auto& [name, value] : reader.counters(run_id)) counters[name] = value;
   return {{"kernels", kernels},
+          {"counters", counters},
           {"graph_kinds", graphs},
           {"call_time_ns", calls_ns},
           {"dispatch_ns", std::max<int64_t>(0, calls_ns - host_ns)}};

@@ -59,12 +59,23 @@ class RunTrace {
       add({main_, s.start_ns, s.start_ns + s.duration_ns, Level::Step,
            fmt::format("step {}", s.step), "step", std::move(args)});
     }
+    // --profile summary keeps no launches to draw: each call carries its aggregates in args.
+    std::unordered_map<Id, json> summaries;
+    for (const auto& k : reader_.kernel_summaries(run_.id)) {
+      auto& list = summaries[k.call_id];
+      if (list.is_null()) list = json::array();
+      list.push_back({{"name", k.name}, {"kind", k.kind}, {"count", k.count},
+                      {"total_us", static_cast<double>(k.total_ns) / 1e3},
+                      {"min_us", static_cast<double>(k.min_ns) / 1e3},
+                      {"max_us", static_cast<double>(k.max_ns) / 1e3}});
+    }
     for (const auto& c : reader_.calls(run_.id)) {
       std::string frame = frame_names.count(c.frame_id) ? frame_names[c.frame_id] : "call";
+      json args = {{"call_id", c.id}, {"compile", compile_labels[c.compile_id]}, {"path", c.path},
+                   {"input_shapes", c.input_shapes}};
+      if (auto it = summaries.find(c.id); it != summaries.end()) args["kernel_summary"] = it->second;
       add({main_, c.start_ns, c.start_ns + c.duration_ns, Level::Call,
-           fmt::format("{} ({})", frame, c.path), "call",
-           json{{"call_id", c.id}, {"compile", compile_labels[c.compile_id]}, {"path", c.path},
-                {"input_shapes", c.input_shapes}}});
+           fmt::format("{} ({})", frame, c.path), "call", std::move(args)});
     }
     collect_compiles(frame_names, compile_labels);
     collect_kernels();

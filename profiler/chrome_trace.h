@@ -6,8 +6,10 @@
 // thread that made CUDA API calls, and "compiler" (compiles with their phases, recompiles as
 // instant events). GPU tracks: one per device and stream. Flow arrows go from a CUDA API call to
 // the GPU work it launched (same correlation id). Timestamps are microseconds from the start of
-// the run's time range; slices on one track are properly nested (a child overrunning its parent
-// by timer jitter is clipped to the parent and marked with args.clipped).
+// the earliest event exported; slices on one track are properly nested (a child overrunning its
+// parent by timer jitter is clipped to the parent and marked with args.clipped). Calls recorded
+// with --profile summary have no launches to draw: their kernel aggregates are in
+// args.kernel_summary.
 #pragma once
 #include <ostream>
 #include <vector>

@@ -286,3 +286,43 @@ TEST(ChromeTrace, BadArgumentsExitTwo) {
 
 }  // namespace
 }  // namespace tcprof
+
+namespace tcprof {
+namespace {
+
+TEST(ChromeTrace, SummaryModeAggregatesRideOnTheirCall) {
+  TempDir dir;
+  std::string db = dir.file("run.db");
+  Id call;
+  {
+    RunInfo info;
+    info.command = "run";
+    RunWriter w(db, info);
+    call = w.next_id();
+    w.record(CallEvent{call, 0, 0, 1'000, 10'000, "compiled", ""});
+    KernelSummaryEvent s;
+    s.call_id = call;
+    s.name_id = w.intern("mm");
+    s.kind_id = w.intern("extern");
+    s.count = 4;
+    s.total_ns = 8'000;
+    s.min_ns = 1'000;
+    s.max_ns = 3'000;
+    w.record(s);
+  }
+  RunReader reader(db);
+  std::ostringstream out;
+  write_chrome_trace(reader, {reader.runs().at(0).id}, out);
+  json doc = json::parse(out.str());
+  check_format(doc);
+  const json* c = find_event(doc, "X", "call (compiled)");
+  ASSERT_NE(c, nullptr);
+  const json& k = (*c)["args"]["kernel_summary"];
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0]["name"], "mm");
+  EXPECT_EQ(k[0]["count"], 4);
+  EXPECT_DOUBLE_EQ(k[0]["total_us"].get<double>(), 8.0);
+}
+
+}  // namespace
+}  // namespace tcprof

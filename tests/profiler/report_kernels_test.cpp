@@ -87,12 +87,15 @@ TEST(ReportKernels, SummaryRowsAndGuardsAppearInTheSplit) {
     guard.device_id = w.intern("cpu");
     guard.duration_ns = 100'000;
     w.record(guard);
+    w.record(CounterEvent{"cupti.dropped_records", 1234});
   }
   auto r = run_command(std::string(TCPROF_BIN) + " report --kernels " + db);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   expect_fits_80_columns(r.output);
   EXPECT_NE(r.output.find("dispatch"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("guard"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("CUPTI dropped 1,234 GPU activity records"), std::string::npos)
+      << r.output;
 
   r = run_command(std::string(TCPROF_BIN) + " report --kernels --json " + db);
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -102,6 +105,7 @@ TEST(ReportKernels, SummaryRowsAndGuardsAppearInTheSplit) {
   EXPECT_EQ(k["kernels"][0]["total_ns"], 600'000);
   EXPECT_EQ(k["call_time_ns"], 1'000'000);
   EXPECT_EQ(k["dispatch_ns"], 300'000);
+  EXPECT_EQ(k["counters"]["cupti.dropped_records"], 1234);
   ASSERT_EQ(k["graph_kinds"].size(), 2u);
   EXPECT_EQ(k["graph_kinds"][0]["kind"], "guard");
   EXPECT_EQ(k["graph_kinds"][1]["kind"], "generated");
