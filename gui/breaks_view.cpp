@@ -66,13 +66,13 @@ BreaksView::BreaksView(QWidget* parent)
   auto* right = new QSplitter(Qt::Vertical);
   right->addWidget(details_);
   right->addWidget(source_);
-  right->setStretchFactor(0, 2);
-  right->setStretchFactor(1, 3);
+  right->setStretchFactor(0, 1);
+  right->setStretchFactor(1, 2);
   auto* split = new QSplitter(Qt::Horizontal);
   split->addWidget(table_);
   split->addWidget(right);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 2);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 1);
 
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(filters);

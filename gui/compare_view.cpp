@@ -14,12 +14,13 @@ QString q(const std::string& s) { return QString::fromStdString(s); }
 QString cache_key(const QString& path, Id id) { return path + '\n' + QString::number(id); }
 const QColor kWorse(0xb3, 0x26, 0x1e), kBetter(0x2d, 0x6a, 0x4f);
 
-QTableView* make_table(QAbstractItemModel* model) {
+// `stretch` is the text column that takes the spare width (numbers stay compact).
+QTableView* make_table(QAbstractItemModel* model, int stretch) {
   auto* t = new QTableView;
   t->setModel(model);
   t->setSelectionBehavior(QAbstractItemView::SelectRows);
   t->verticalHeader()->hide();
-  t->horizontalHeader()->setStretchLastSection(true);
+  t->horizontalHeader()->setSectionResizeMode(stretch, QHeaderView::Stretch);
   t->setAlternatingRowColors(true);
   t->setWordWrap(false);
   return t;
@@ -54,13 +55,13 @@ CompareView::CompareView(QWidget* parent)
   headline_->setWordWrap(true);
 
   auto* top = new QSplitter(Qt::Horizontal);
-  top->addWidget(titled("<b>Counts</b>", make_table(count_model_)));
-  top->addWidget(titled("<b>Graph-break sites</b> (added in B, removed in B, in both)", make_table(break_model_)));
+  top->addWidget(titled("<b>Counts</b>", make_table(count_model_, 0)));
+  top->addWidget(titled("<b>Graph-break sites</b> (added in B, removed in B, in both)", make_table(break_model_, 1)));
   top->setStretchFactor(0, 2);
   top->setStretchFactor(1, 3);
   auto* split = new QSplitter(Qt::Vertical);
   split->addWidget(top);
-  split->addWidget(titled("<b>Kernel time per name</b> (B − A, biggest change first)", make_table(kernel_model_)));
+  split->addWidget(titled("<b>Kernel time per name</b> (B − A, biggest change first)", make_table(kernel_model_, 0)));
 
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(pick);
@@ -172,10 +173,10 @@ void CompareView::show(const RunData& a, const RunData& b) {
   QVector<TableModel::Row> kernels;
   for (const KernelChange& k : cmp.kernels) {
     const double d = static_cast<double>(k.delta());
-    TableCell delta = TableModel::number(d, (d > 0 ? "+" : "") + format_ns(d));
+    TableCell delta = TableModel::number(d, d == 0 ? QString("=") : (d > 0 ? "+" : "") + format_ns(d));
     if (d != 0) delta.foreground = d > 0 ? kWorse : kBetter;
     const double pct = k.total_a > 0 ? 100.0 * d / static_cast<double>(k.total_a) : 0;
-    TableCell percent = TableModel::number(pct, k.total_a > 0 ? QString("%1%2%").arg(pct > 0 ? "+" : "").arg(pct, 0, 'f', 1) : QString("new"));
+    TableCell percent = TableModel::number(pct, k.total_a == 0 ? QString("new") : (d == 0 ? QString("=") : QString("%1%2%").arg(pct > 0 ? "+" : "").arg(pct, 0, 'f', 1)));
     percent.foreground = delta.foreground;
     kernels << TableModel::Row{TableModel::text(k.name), TableModel::duration(double(k.total_a)),
                                TableModel::duration(double(k.total_b)), delta, percent,

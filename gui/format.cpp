@@ -12,6 +12,7 @@ QString format_ns(double ns) {
     int decimals = v >= 100 ? 0 : (v >= 10 ? 1 : 2);
     return QString::number(v, 'f', decimals) + QString::fromUtf8(unit);
   };
+  if (a < 0.5) return "0";
   if (a < 1e3) return QString::number(ns, 'f', 0) + " ns";
   if (a < 1e6) return fmt3(ns / 1e3, " µs");
   if (a < 1e9) return fmt3(ns / 1e6, " ms");

@@ -22,6 +22,7 @@ QTableView* make_table(QAbstractItemModel* model) {
   t->verticalHeader()->hide();
   t->horizontalHeader()->setStretchLastSection(true);
   t->setAlternatingRowColors(true);
+  t->setWordWrap(false);
   return t;
 }
 
@@ -45,10 +46,23 @@ GraphsView::GraphsView(QWidget* parent)
       tabs_(new QTabWidget),
       ir_(make_code_view()),
       code_(make_code_view()) {
-  tabs_->addTab(make_table(guard_model_), "Guards");
-  tabs_->addTab(ir_, "IR");
+  // Guards stay visible above the code: "what must hold for this graph to be reused" is read
+  // together with the graph itself.
   tabs_->addTab(code_, "Generated code");
+  tabs_->addTab(ir_, "IR");
   tabs_->addTab(make_table(hint_model_), "Perf hints");
+  QTableView* guard_table = make_table(guard_model_);
+  guard_table->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
+  auto* guards = new QWidget;
+  auto* guards_layout = new QVBoxLayout(guards);
+  guards_layout->setContentsMargins(0, 0, 0, 0);
+  guards_layout->addWidget(new QLabel("<b>Guards</b> of the selected graph's compile"));
+  guards_layout->addWidget(guard_table);
+  auto* right = new QSplitter(Qt::Vertical);
+  right->addWidget(guards);
+  right->addWidget(tabs_);
+  right->setStretchFactor(0, 1);
+  right->setStretchFactor(1, 3);
   auto* left = new QWidget;
   auto* left_layout = new QVBoxLayout(left);
   left_layout->setContentsMargins(0, 0, 0, 0);
@@ -56,7 +70,7 @@ GraphsView::GraphsView(QWidget* parent)
   left_layout->addWidget(graph_table_);
   auto* split = new QSplitter(Qt::Horizontal);
   split->addWidget(left);
-  split->addWidget(tabs_);
+  split->addWidget(right);
   split->setStretchFactor(0, 2);
   split->setStretchFactor(1, 3);
   auto* layout = new QVBoxLayout(this);
@@ -118,6 +132,9 @@ void GraphsView::showGraph(int row) {
                                                                   : QString("%1:%2").arg(q(guard.file)).arg(guard.line))};
   }
   guard_model_->setRows(guards);
+  for (auto* table : findChildren<QTableView*>()) {
+    if (table->model() == guard_model_) table->resizeColumnToContents(0);
+  }
   ir_->setPlainText(g.ir.empty() ? QString("// no IR recorded") : q(g.ir));
   code_->setPlainText(g.code.empty() ? QString("// no generated code recorded (eager or extern graph)") : q(g.code));
 }

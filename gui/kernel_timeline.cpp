@@ -252,8 +252,9 @@ void KernelTimeline::paintEvent(QPaintEvent*) {
     if (r % 2) p.fillRect(QRect(kLabelWidth, rowTop(r), width(), kRowHeight), palette().color(QPalette::AlternateBase));
   }
   if (run_) {
-    QHash<Id, int> entry_index;  // cache entry → colour, in compile order per run
-    for (const auto& c : run_->compiles) entry_index.insert(c.id, static_cast<int>(entry_index.size()));
+    // Cache entry → colour: its index among its frame's compiles, as in the Recompiles view.
+    QHash<Id, int> entry_index, per_frame;
+    for (const auto& c : run_->compiles) entry_index.insert(c.id, per_frame[c.frame_id]++);
     const auto& calls = run_->calls;
     rows.draw(
         calls.size(), max_call_ns_, rowTop(0), kRowHeight, [&](size_t i) { return calls[i].start_ns; },

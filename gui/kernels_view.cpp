@@ -46,15 +46,15 @@ KernelsView::KernelsView(QWidget* parent)
   scroll->setWidget(timeline_);
   scroll->setWidgetResizable(true);
   scroll->setFrameShape(QFrame::NoFrame);
-  auto* split = new QSplitter(Qt::Vertical);
-  split->addWidget(scroll);
-  split->addWidget(table_);
-  split->setStretchFactor(0, 1);
-  split->setStretchFactor(1, 1);
+  split_ = new QSplitter(Qt::Vertical);
+  split_->addWidget(scroll);
+  split_->addWidget(table_);
+  split_->setStretchFactor(0, 1);
+  split_->setStretchFactor(1, 1);
 
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(bar);
-  layout->addWidget(split, 1);
+  layout->addWidget(split_, 1);
 
   connect(reset, &QPushButton::clicked, timeline_, &KernelTimeline::resetView);
   connect(clear, &QPushButton::clicked, this, [this] { timeline_->setSelectedRange({}); });
@@ -74,6 +74,12 @@ void KernelsView::setRun(const RunDataPtr& run) {
   const bool same_run = run_ && run && run_->path == run->path && run_->run.id == run->run.id;
   run_ = run;
   timeline_->setRun(run, same_run);
+  if (!same_run) {
+    // Give the timeline the height its lanes need (up to 60%), the table the rest.
+    const int total = std::max(400, split_->height());
+    const int timeline = std::min(timeline_->sizeHint().height() + 6, total * 6 / 10);
+    split_->setSizes({timeline, total - timeline});
+  }
   applyRange(same_run ? timeline_->selectedRange() : TimeRange{});
   table_->resizeColumnsToContents();
 }

@@ -3,6 +3,7 @@
 #pragma once
 #include <QLabel>
 #include <QSortFilterProxyModel>
+#include <QSplitter>
 #include <QTableView>
 
 #include "gui/kernel_table_model.h"
@@ -34,6 +35,7 @@ class KernelsView : public RunView {
   QSortFilterProxyModel* proxy_;
   QTableView* table_;
   QLabel* range_label_;
+  QSplitter* split_;
   bool syncing_ = false;  // guards the table ↔ timeline selection loop
 };
 

@@ -34,17 +34,32 @@ int main(int argc, char** argv) {
   QCommandLineOption view("view", "View for --screenshot: overview, breaks, recompiles, kernels, graphs, training, compare",
                           "NAME", "overview");
   QCommandLineOption size("size", "Window size for --screenshot", "WxH", "1400x900");
+  QCommandLineOption range("time-range", "Kernels view for --screenshot: zoom to and select START..END (ms since the run started)",
+                           "START..END");
   parser.addOption(screenshot);
   parser.addOption(view);
   parser.addOption(size);
+  parser.addOption(range);
   parser.addPositionalArgument("db", "tcprof databases to open", "[DB...]");
   parser.process(app);
 
   if (parser.isSet(screenshot)) {
+    tcprof::gui::ScreenshotOptions options;
+    options.view = parser.value(view);
     const QStringList wh = parser.value(size).split('x');
     const QSize window_size(wh.value(0).toInt(), wh.value(1).toInt());
-    return tcprof::gui::take_screenshot(parser.positionalArguments(), parser.value(screenshot), parser.value(view),
-                                        window_size.isValid() && !window_size.isEmpty() ? window_size : QSize(1400, 900));
+    if (window_size.isValid() && !window_size.isEmpty()) options.size = window_size;
+    if (parser.isSet(range)) {
+      const QStringList ends = parser.value(range).split("..");
+      bool ok_start = false, ok_end = false;
+      options.range_start_ms = ends.value(0).toDouble(&ok_start);
+      options.range_end_ms = ends.value(1).toDouble(&ok_end);
+      if (ends.size() != 2 || !ok_start || !ok_end || options.range_end_ms <= options.range_start_ms) {
+        std::fprintf(stderr, "tcprof-gui: --time-range wants START..END in ms, e.g. 250..262\n");
+        return 2;
+      }
+    }
+    return tcprof::gui::take_screenshot(parser.positionalArguments(), parser.value(screenshot), options);
   }
   tcprof::gui::MainWindow window;
   window.show();

@@ -70,7 +70,10 @@ MainWindow::MainWindow(bool interactive, QWidget* parent)
             compare_->setAvailableRuns(run_list_->allRuns());
             addRecent(path);
             // The first file opened shows its newest run; later files wait to be picked.
-            if (!current_ && !run_wanted_ && newest) run_list_->setCurrentItem(newest);
+            if (path == first_file_ || first_file_.isEmpty()) {
+              first_file_.clear();
+              if (!current_ && !run_wanted_ && newest) run_list_->setCurrentItem(newest);
+            }
           });
   connect(loader_, &DbLoader::runLoaded, this, [this](int request, RunDataPtr run) {
     if (request == run_request_) applyRun(std::move(run));
@@ -152,6 +155,10 @@ void MainWindow::buildMenus() {
 void MainWindow::openFiles(const QStringList& paths) {
   for (const QString& p : paths) {
     const QString path = QFileInfo(p).absoluteFilePath();
+    // The list keeps the order the user gave; the first file opened into an empty window is
+    // the one shown, whichever finishes loading first.
+    run_list_->setFile(path, {});
+    if (!current_ && !run_wanted_ && first_file_.isEmpty()) first_file_ = path;
     status_->setText(QString("Opening %1…").arg(path));
     open_requests_.insert(loader_->openFile(path));
   }
@@ -191,7 +198,21 @@ void MainWindow::applyRun(RunDataPtr run) {
 }
 
 void MainWindow::onFailed(int request, const QString& path, const QString& message) {
-  open_requests_.remove(request);
+  if (open_requests_.remove(request)) {
+    run_list_->removeFile(path);
+    if (path == first_file_) {
+      // The file to show failed: show the next file in the list that has already been listed.
+      first_file_.clear();
+      const QVector<RunKey> runs = run_list_->allRuns();
+      if (!current_ && !run_wanted_ && !runs.isEmpty()) {
+        RunKey newest = runs.front();
+        for (const RunKey& k : runs) {
+          if (k.path == newest.path) newest = k;
+        }
+        run_list_->selectRun(newest.path, newest.run_id);
+      }
+    }
+  }
   if (request == run_request_) run_wanted_ = false;
   status_->setText(message);
   emit loadFailed(path, message);

@@ -90,6 +90,7 @@ class MainWindow : public QMainWindow {
   int run_request_ = 0;      // the load whose answer we are waiting for
   QSet<int> open_requests_;  // files being listed
   bool run_wanted_ = false;  // a run was selected and has not been shown yet
+  QString first_file_;       // file whose newest run is shown when it has been listed
   int live_refreshes_ = 0;
 };
 

@@ -41,6 +41,7 @@ RecompilesView::RecompilesView(QWidget* parent)
   auto* top = new QHBoxLayout;
   top->addWidget(new QLabel("Frame:"));
   top->addWidget(frames_);
+  frames_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   top->addWidget(legend_, 1);
   legend_->setTextFormat(Qt::RichText);
 
@@ -67,8 +68,9 @@ RecompilesView::RecompilesView(QWidget* parent)
   auto* split = new QSplitter(Qt::Vertical);
   split->addWidget(middle);
   split->addWidget(chart_);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 2);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 1);
+  chart_->setMinimumHeight(240);
 
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);

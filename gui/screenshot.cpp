@@ -16,7 +16,8 @@ int fail(const QString& message) {
 }
 }  // namespace
 
-int take_screenshot(const QStringList& databases, const QString& out_png, const QString& view, QSize size) {
+int take_screenshot(const QStringList& databases, const QString& out_png, const ScreenshotOptions& options) {
+  const QString& view = options.view;
   if (!MainWindow::viewNames().contains(view)) {
     return fail(QString("unknown view '%1' (one of: %2)").arg(view, MainWindow::viewNames().join(", ")));
   }
@@ -26,7 +27,7 @@ int take_screenshot(const QStringList& databases, const QString& out_png, const 
   QObject::connect(&window, &MainWindow::loadFailed, [&](const QString&, const QString& message) {
     if (error.isEmpty()) error = message;
   });
-  window.resize(size);
+  window.resize(options.size);
   window.showView(view);
   window.show();
   window.openFiles(databases);
@@ -42,7 +43,15 @@ int take_screenshot(const QStringList& databases, const QString& out_png, const 
   }
   if (view == "kernels") {
     // Show the selection sync: the most expensive kernel selected in table and timeline.
-    QTableView* table = window.kernels()->table();
+    KernelsView* kernels = window.kernels();
+    QTableView* table = kernels->table();
+    if (options.range_end_ms > options.range_start_ms) {
+      const double origin = static_cast<double>(window.currentRun()->time_range.start_ns);
+      const double start = origin + options.range_start_ms * 1e6, end = origin + options.range_end_ms * 1e6;
+      const double pad = (end - start) * 0.05;
+      kernels->timeline()->setView(start - pad, end + pad);
+      kernels->timeline()->setSelectedRange({static_cast<int64_t>(start), static_cast<int64_t>(end)});
+    }
     if (table->model()->rowCount() > 0) table->setCurrentIndex(table->model()->index(0, 0));
   }
   QApplication::processEvents();

@@ -128,9 +128,9 @@ void write_demo_run(const std::string& path, const DemoOptions& o) {
   w.record(root);
   w.record(attn);
 
-  int attempt = 0;
+  int attempts[2] = {0, 0};  // per frame, like Dynamo's "frame/attempt" compile ids
   auto compile = [&](const FrameEvent& frame, int frame_index, const std::string& reason, int64_t ms) {
-    CompileEvent c{w.next_id(), frame.id, std::to_string(frame_index) + "/" + std::to_string(attempt++), reason, t,
+    CompileEvent c{w.next_id(), frame.id, std::to_string(frame_index) + "/" + std::to_string(attempts[frame_index]++), reason, t,
                    ms * 1'000'000, "ok", false};
     w.record(c);
     const char* phases[] = {"capture", "decompose", "lower", "schedule", "codegen", "cc", "load"};

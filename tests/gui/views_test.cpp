@@ -220,11 +220,16 @@ class ViewsTest : public QObject {
   void screenshotsRenderEveryView() {
     for (const QString& view : MainWindow::viewNames()) {
       const QString out = dir_.filePath(view + ".png");
-      QCOMPARE(take_screenshot({path_a_, path_b_}, out, view, QSize(1000, 700)), 0);
+      ScreenshotOptions options;
+      options.view = view;
+      options.size = QSize(1000, 700);
+      QCOMPARE(take_screenshot({path_a_, path_b_}, out, options), 0);
       const QImage image(out);
       QCOMPARE(image.size(), QSize(1000, 700));
     }
-    QCOMPARE(take_screenshot({path_a_}, dir_.filePath("x.png"), "nonsense"), 2);
+    ScreenshotOptions bad;
+    bad.view = "nonsense";
+    QCOMPARE(take_screenshot({path_a_}, dir_.filePath("x.png"), bad), 2);
   }
 
  private:
