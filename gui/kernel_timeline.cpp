@@ -100,6 +100,32 @@ double nice_step(double ns_per_px, double min_px) {
   return base * 10;
 }
 
+// A ruler label in the unit of the tick spacing, with as many decimals as the spacing needs:
+// at 20 µs ticks, 1.13 s reads "1,130,040 µs"-style noise otherwise, or repeats "1.13 s".
+QString tick_label(double ns, double step) {
+  if (std::fabs(ns) < step / 2) return "0";
+  struct Unit {
+    double scale;
+    const char* name;
+  };
+  static const Unit units[] = {{1e9, " s"}, {1e6, " ms"}, {1e3, " µs"}, {1, " ns"}};
+  const Unit* unit = &units[3];
+  for (const Unit& u : units) {
+    if (step >= u.scale) {
+      unit = &u;
+      break;
+    }
+  }
+  // Use the unit of the value when it is larger, with decimals down to the step.
+  for (const Unit& u : units) {
+    if (std::fabs(ns) >= u.scale) {
+      const int decimals = std::clamp(static_cast<int>(std::ceil(std::log10(u.scale / step) - 1e-9)), 0, 9);
+      return QString::number(ns / u.scale, 'f', decimals) + QString::fromUtf8(u.name);
+    }
+  }
+  return QString::number(ns / unit->scale, 'f', 0) + QString::fromUtf8(unit->name);
+}
+
 }  // namespace
 
 KernelTimeline::KernelTimeline(QWidget* parent) : QWidget(parent) {
@@ -204,17 +230,27 @@ void KernelTimeline::selectKernel(KernelRef ref) {
 
 void KernelTimeline::revealName(int name) {
   if (!run_) return;
-  KernelRef best;
-  int64_t best_duration = -1;
-  for (size_t l = 0; l < run_->kernels.lanes.size(); ++l) {
-    const KernelLane& lane = run_->kernels.lanes[l];
-    for (size_t i = 0; i < lane.size(); ++i) {
-      if (static_cast<int>(lane.name[i]) == name && lane.duration[i] > best_duration) {
-        best_duration = lane.duration[i];
-        best = {static_cast<int>(l), i};
+  // The longest instance, looked for where the user is looking: the selected range (the table
+  // shows only that), else the visible window, else the whole run.
+  auto longest_in = [&](double from, double to) {
+    KernelRef best;
+    int64_t best_duration = -1;
+    for (size_t l = 0; l < run_->kernels.lanes.size(); ++l) {
+      const KernelLane& lane = run_->kernels.lanes[l];
+      const auto begin = std::lower_bound(lane.start.begin(), lane.start.end(), static_cast<int64_t>(from));
+      for (size_t i = static_cast<size_t>(begin - lane.start.begin()); i < lane.size() && lane.start[i] < to; ++i) {
+        if (static_cast<int>(lane.name[i]) == name && lane.duration[i] > best_duration) {
+          best_duration = lane.duration[i];
+          best = {static_cast<int>(l), i};
+        }
       }
     }
-  }
+    return best;
+  };
+  KernelRef best;
+  if (!range_.empty()) best = longest_in(static_cast<double>(range_.start_ns), static_cast<double>(range_.end_ns));
+  if (!best.valid()) best = longest_in(view_start_, view_end_);
+  if (!best.valid()) best = longest_in(-1e18, 1e18);
   selectKernel(best);
   highlight_name_ = name;
   update();
@@ -347,7 +383,7 @@ void KernelTimeline::paintEvent(QPaintEvent*) {
     const double x = rows.x(t);
     if (x < kLabelWidth) continue;
     p.drawLine(QPointF(x, kRulerHeight - 6), QPointF(x, kRulerHeight - 1));
-    p.drawText(QPointF(x + 3, kRulerHeight - 8), format_ns(t - origin_));
+    p.drawText(QPointF(x + 3, kRulerHeight - 8), tick_label(t - origin_, step));
   }
   // Row labels.
   p.fillRect(QRect(0, kRulerHeight, kLabelWidth, height()), palette().color(QPalette::Window));
