@@ -71,8 +71,8 @@ BreaksView::BreaksView(QWidget* parent)
   auto* split = new QSplitter(Qt::Horizontal);
   split->addWidget(table_);
   split->addWidget(right);
-  split->setStretchFactor(0, 1);
-  split->setStretchFactor(1, 1);
+  split->setStretchFactor(0, 11);
+  split->setStretchFactor(1, 9);
 
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(filters);

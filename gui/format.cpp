@@ -41,6 +41,12 @@ QColor palette_color(int index) {
   return colors[((index % n) + n) % n];
 }
 
+double nice_integer_interval(double span, int max_ticks) {
+  double interval = 1;
+  for (int i = 0; span / interval > max_ticks; ++i) interval *= (i % 3 == 1) ? 2.5 : 2.0;  // 1 2 5 10 20 50
+  return interval;
+}
+
 QString html_escape(const QString& text) { return text.toHtmlEscaped(); }
 
 }  // namespace tcprof::gui

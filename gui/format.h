@@ -15,6 +15,9 @@ QString format_count(int64_t n);
 QColor color_for_name(const QString& name);
 // The i-th colour of a qualitative palette (cache entries in the recompiles timeline).
 QColor palette_color(int index);
+// Tick spacing of 1, 2 or 5 × 10^k (at least 1) giving at most `max_ticks` ticks over `span`:
+// chart axes over call and step numbers then read 0, 5, 10 … instead of 0, 9, 19 ….
+double nice_integer_interval(double span, int max_ticks = 10);
 // Escapes text for use inside rich-text labels.
 QString html_escape(const QString& text);
 

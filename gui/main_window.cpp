@@ -52,6 +52,7 @@ MainWindow::MainWindow(bool interactive, QWidget* parent)
   dock->setWidget(run_list_);
   dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
   addDockWidget(Qt::LeftDockWidgetArea, dock);
+  resizeDocks({dock}, {200}, Qt::Horizontal);  // file names are short; the views need the width
 
   progress_->setMaximumWidth(220);
   progress_->setRange(0, 100);

@@ -32,7 +32,7 @@ RecompilesView::RecompilesView(QWidget* parent)
       frames_(new QComboBox),
       legend_(new QLabel),
       timeline_(new CallTimeline),
-      recompile_model_(new TableModel({"Compile", "Frame", "Cache size", "Guard failures", "Reason"}, this)),
+      recompile_model_(new TableModel({"Compile", "Call", "Cache size", "Failed guard", "Reason"}, this)),
       failure_model_(new TableModel({"Guard", "Kind", "Expected", "Actual", "Guard created at", "Message"}, this)),
       recompile_table_(make_table(recompile_model_)),
       failure_table_(make_table(failure_model_)),
@@ -62,8 +62,8 @@ RecompilesView::RecompilesView(QWidget* parent)
   auto* middle = new QSplitter(Qt::Horizontal);
   middle->addWidget(recompiles_box);
   middle->addWidget(failures_box);
-  middle->setStretchFactor(0, 2);
-  middle->setStretchFactor(1, 3);
+  middle->setStretchFactor(0, 1);
+  middle->setStretchFactor(1, 1);
 
   auto* split = new QSplitter(Qt::Vertical);
   split->addWidget(middle);
@@ -150,8 +150,15 @@ void RecompilesView::showFrame(int index) {
       TableModel::Row row;
       TableCell label = TableModel::text(q(r.compile_label));
       label.foreground = timeline_->entryColor(r.compile_id).darker(130);
-      row << label << TableModel::text(q(r.frame_name)) << TableModel::count(r.cache_size)
-          << TableModel::count(static_cast<int64_t>(r.failures.size()))
+      int call_index = 0;  // position of the forcing call among the frame's calls
+      for (const auto& call : run_->calls) {
+        if (call.id == r.call_id) break;
+        call_index += call.frame_id == frame_id;
+      }
+      QString guard = r.failures.empty() ? QString("—") : q(r.failures.front().guard_expr);
+      if (r.failures.size() > 1) guard += QString(" (+%1)").arg(r.failures.size() - 1);
+      row << label << TableModel::number(call_index, QString("#%1").arg(call_index))
+          << TableModel::count(r.cache_size) << TableModel::text(guard)
           << TableModel::text(q(r.reason), q(r.reason));
       rows << row;
     }
@@ -164,6 +171,12 @@ void RecompilesView::showFrame(int index) {
                     .arg(timeline_->entryColor(c.id).name(), html_escape(q(c.compile_label)))
                     .arg(served);
     }
+  }
+  int eager = 0;
+  for (const auto& call : run_ ? run_->calls : std::vector<CallRow>{}) eager += call.frame_id == frame_id && call.path != "compiled";
+  if (eager > 0) {
+    legend += QString("&nbsp;&nbsp;<span style='background:#b0b0b0'>&nbsp;&nbsp;&nbsp;&nbsp;</span> eager "
+                      "<span style='color:#555'>(%1 call(s))</span>").arg(eager);
   }
   legend_->setText(legend.isEmpty() ? QString() : "Cache entries:" + legend);
   recompile_model_->setRows(rows);

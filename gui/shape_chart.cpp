@@ -2,8 +2,8 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QtCharts/QLegendMarker>
 #include <QtCharts/QLineSeries>
-#include <QtCharts/QScatterSeries>
 #include <QtCharts/QValueAxis>
 #include <map>
 
@@ -64,14 +64,16 @@ void ShapeChart::setCalls(const RunDataPtr& run, Id frame_id) {
     }
     c->addSeries(series);
   }
-  if (!recompile_at.empty() && plotted > 0) {
-    auto* marks = new QScatterSeries;
-    marks->setName("recompile");
-    marks->setColor(QColor(0xc0, 0x1f, 0x1f));
-    marks->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
-    marks->setMarkerSize(9);
-    for (int at : recompile_at) marks->append(at, 0);
-    c->addSeries(marks);
+  bool first_mark = true;
+  for (int at : plotted > 0 ? recompile_at : std::vector<int>{}) {
+    auto* mark = new QLineSeries;  // a dashed vertical line per recompile, as in Training
+    mark->setName(first_mark ? "recompile" : "");
+    mark->setPen(QPen(QColor(0xc0, 0x1f, 0x1f), 2, Qt::DashLine));
+    mark->append(at, 0);
+    mark->append(at, max_size * 1.1);
+    c->addSeries(mark);
+    if (!first_mark) c->legend()->markers(mark).value(0)->setVisible(false);
+    first_mark = false;
   }
   c->setTitle(plotted == 0 ? (n == 0 ? QString("No input shapes recorded")
                                      : QString("Input shapes did not change over %1 calls").arg(n))
@@ -81,6 +83,9 @@ void ShapeChart::setCalls(const RunDataPtr& run, Id frame_id) {
   x->setTitleText("call");
   x->setLabelFormat("%d");
   x->setRange(0, std::max(1, n - 1));
+  x->setTickType(QValueAxis::TicksDynamic);
+  x->setTickAnchor(0);
+  x->setTickInterval(nice_integer_interval(std::max(1, n - 1)));
   auto* y = new QValueAxis;
   y->setTitleText("size");
   y->setLabelFormat("%d");

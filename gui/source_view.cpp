@@ -7,6 +7,8 @@
 #include <QPainter>
 #include <QTextBlock>
 
+#include "gui/python_highlighter.h"
+
 namespace tcprof::gui {
 
 class SourceView::Gutter : public QWidget {
@@ -25,6 +27,7 @@ SourceView::SourceView(QWidget* parent) : QPlainTextEdit(parent), gutter_(new Gu
   setReadOnly(true);
   setLineWrapMode(QPlainTextEdit::NoWrap);
   setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  new PythonHighlighter(document());  // recorded sources are the user's Python model code
   setViewportMargins(gutterWidth(), 0, 0, 0);
   connect(this, &QPlainTextEdit::updateRequest, this, [this](const QRect& rect, int dy) {
     if (dy) gutter_->scroll(0, dy);

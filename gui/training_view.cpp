@@ -68,17 +68,9 @@ void TrainingView::setRun(const RunDataPtr& run) {
   x->setTitleText("step");
   x->setLabelFormat("%d");
   x->setRange(x_min, x_max);
-  // Whole, round step numbers: 1, 2, 5 or 10 × 10^k apart, about eight ticks.
-  double interval = 1;
-  while ((x_max - x_min) / interval > 10) {
-    for (double m : {2.0, 2.5, 2.0}) {
-      if ((x_max - x_min) / interval <= 10) break;
-      interval *= m;
-    }
-  }
   x->setTickType(QValueAxis::TicksDynamic);
   x->setTickAnchor(0);
-  x->setTickInterval(interval);
+  x->setTickInterval(nice_integer_interval(x_max - x_min));
   auto* y_loss = new QValueAxis;
   y_loss->setTitleText("loss");
   y_loss->setRange(0, std::max(1e-9, loss_max * 1.1));
