@@ -37,6 +37,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
   bool show_version = false;
   app.add_flag("--version", show_version, "Print versions of tcprof, LibTorch, SQLite and CUDA support");
+  tcprof::cli::add_explain_command(app);
+  tcprof::cli::add_run_command(app);
   tcprof::cli::add_report_command(app);
   tcprof::cli::add_export_command(app);
 
@@ -62,7 +64,10 @@ int main(int argc, char** argv) {
     std::cerr << "tcprof: error: " << e.what() << "\n";
     return tcprof::exit_code_for(e.kind());
   } catch (const std::exception& e) {
-    std::cerr << "tcprof: internal error: " << e.what() << "\n";
+    // LibTorch errors carry whole graphs and backtraces: the first line says what happened.
+    std::string what = e.what();
+    std::string first = what.substr(0, what.find('\n', what.find_first_not_of('\n')));
+    std::cerr << "tcprof: internal error: " << first << " (please report this with the model)\n";
     return 3;
   }
 }

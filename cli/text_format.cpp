@@ -1,6 +1,7 @@
 #include "cli/text_format.h"
 
 #include <cmath>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -46,8 +47,21 @@ std::string trim(std::string_view s) {
   return std::string(s.substr(b, e - b + 1));
 }
 
-std::string location(std::string_view file, int line, int col) {
-  if (file.empty()) return "<unknown>";
+std::string display_path(std::string_view file) {
+  static const std::string cwd = [] {
+    std::error_code ec;
+    std::string dir = std::filesystem::current_path(ec).string();
+    return ec ? std::string() : dir + "/";
+  }();
+  if (!cwd.empty() && file.size() > cwd.size() && file.substr(0, cwd.size()) == cwd) {
+    return std::string(file.substr(cwd.size()));
+  }
+  return std::string(file);
+}
+
+std::string location(std::string_view raw_file, int line, int col) {
+  if (raw_file.empty()) return "<unknown>";
+  std::string file = display_path(raw_file);
   if (line <= 0) return std::string(file);
   if (col <= 0) return fmt::format("{}:{}", file, line);
   return fmt::format("{}:{}:{}", file, line, col);

@@ -14,7 +14,9 @@ std::string plural(int64_t n, std::string_view one, std::string_view many);  // 
 std::string fit(std::string_view s, size_t width);
 // Strips leading and trailing white space (source lines are shown without their indentation).
 std::string trim(std::string_view s);
-// "file:line" or "file:line:col"; "<unknown>" when no file is known.
+// "file:line" or "file:line:col"; "<unknown>" when no file is known. Files under the current
+// directory are shown relative to it.
 std::string location(std::string_view file, int line, int col = 0);
+std::string display_path(std::string_view file);
 
 }  // namespace tcprof::text

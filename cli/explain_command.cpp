@@ -1,0 +1,186 @@
+// `tcprof explain MODEL --input ...`: why a compiled model is slow. Runs the model compiled
+// (one call by default), then prints every graph break with the user's line and a fix, the
+// graphs, the guards that depend on user code, and compile time. The same data is in the run
+// database it records.
+#include <iostream>
+#include <map>
+#include <set>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/model_command.h"
+#include "cli/text_format.h"
+#include "compiler/compiled_module.h"
+#include "core/error.h"
+
+namespace tcprof::cli {
+namespace {
+
+using nlohmann::json;
+
+struct ExplainOptions {
+  ModelOptions model;
+  int64_t iters = 1;
+};
+
+struct SiteGroup {
+  const BreakSite* site = nullptr;
+  int64_t count = 0;
+  std::set<std::string> module_paths;
+};
+
+std::string site_key(const BreakSite& s) {
+  return fmt::format("{}|{}|{}|{}", break_info(s.cause).id, s.loc.file, s.loc.line, s.loc.col);
+}
+
+json explain_json(const CompiledModule& m, const std::string& db) {
+  json graphs = json::array(), breaks = json::array(), guards = json::array();
+  int64_t op_count = 0, break_count = 0;
+  for (const auto& frame : m.frames()) {
+    for (const auto& entry : frame->entries) {
+      json ops = json::array();
+      for (const auto& op : entry->graph.ops) ops.push_back(op.name);
+      op_count += static_cast<int64_t>(entry->graph.op_count());
+      graphs.push_back({{"id", entry->compile_label}, {"frame", frame->name},
+                        {"op_count", entry->graph.op_count()}, {"ops", ops}});
+      for (const auto& g : entry->guards.guards()) {
+        guards.push_back({{"kind", guard_kind_name(g.kind)}, {"expr", g.text}, {"file", g.loc.file},
+                          {"line", g.loc.line}, {"graph", entry->compile_label}});
+      }
+      if (entry->exit.kind != EntryExit::Kind::Break) continue;
+      ++break_count;
+      const BreakSite& s = entry->exit.site;
+      const BreakInfo& info = break_info(s.cause);
+      json stack = json::array();
+      for (const auto& e : s.stack) {
+        stack.push_back({{"module_path", e.module_path}, {"function", e.function}, {"file", e.loc.file},
+                         {"line", e.loc.line}, {"source", e.loc.text}});
+      }
+      breaks.push_back({{"type", info.type}, {"id", info.id}, {"op", s.op}, {"reason", s.reason},
+                        {"hint", info.hint}, {"file", s.loc.file}, {"line", s.loc.line},
+                        {"column", s.loc.col}, {"source", s.loc.text}, {"module_path", s.module_path},
+                        {"stack", stack}, {"graph", entry->compile_label}});
+    }
+  }
+  return {{"graph_count", graphs.size()}, {"graph_break_count", break_count}, {"op_count", op_count},
+          {"graphs", graphs}, {"breaks", breaks}, {"guards", guards},
+          {"compile_time_ms", static_cast<double>(m.stats().compile_ns) / 1e6},
+          {"recompiles", m.stats().recompiles}, {"db", db}};
+}
+
+std::string op_summary(const CapturedGraph& g, size_t width) {
+  std::map<std::string, int> counts;
+  for (const auto& op : g.ops) ++counts[op.name.substr(op.name.find("::") + 2)];
+  std::vector<std::pair<int, std::string>> sorted;
+  for (const auto& [name, n] : counts) sorted.emplace_back(-n, name);
+  std::sort(sorted.begin(), sorted.end());
+  std::string s;
+  for (const auto& [n, name] : sorted) s += fmt::format("{}{} x{}", s.empty() ? "" : ", ", name, -n);
+  return text::fit(s, width);
+}
+
+std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const std::string& db) {
+  fmt::memory_buffer out;
+  auto w = std::back_inserter(out);
+  int64_t graphs = 0, ops = 0, breaks = 0;
+  std::map<std::string, SiteGroup> sites;
+  std::vector<std::string> order;
+  for (const auto& frame : m.frames()) {
+    for (const auto& entry : frame->entries) {
+      ++graphs;
+      ops += static_cast<int64_t>(entry->graph.op_count());
+      if (entry->exit.kind != EntryExit::Kind::Break) continue;
+      ++breaks;
+      std::string key = site_key(entry->exit.site);
+      auto& group = sites[key];
+      if (!group.site) order.push_back(key);
+      group.site = &entry->exit.site;
+      ++group.count;
+      group.module_paths.insert(entry->exit.site.module_path.empty() ? "<root>" : entry->exit.site.module_path);
+    }
+  }
+  fmt::format_to(w, "tcprof explain {} ({}, {})\n", o.model.model, fmt::join(o.model.inputs, " "),
+                 text::plural(o.iters, "call", "calls"));
+  fmt::format_to(w, "  {} · {} at {} · {} · compile {}\n",
+                 text::plural(graphs, "graph", "graphs"), text::plural(breaks, "graph break", "graph breaks"),
+                 text::plural(static_cast<int64_t>(sites.size()), "site", "sites"), text::plural(ops, "op", "ops"),
+                 text::duration(static_cast<double>(m.stats().compile_ns)));
+  if (m.stats().recompiles > 0) {
+    fmt::format_to(w, "  recompiles {} · guard failures {}\n", m.stats().recompiles, m.stats().guard_failures);
+  }
+  if (!sites.empty()) {
+    fmt::format_to(w, "\nGraph breaks\n");
+    for (const auto& key : order) {
+      const SiteGroup& g = sites[key];
+      const BreakSite& s = *g.site;
+      const BreakInfo& info = break_info(s.cause);
+      std::string paths;
+      for (const auto& p : g.module_paths) paths += (paths.empty() ? "" : ", ") + p;
+      fmt::format_to(w, "  {}x {} {} at {}\n", g.count, info.id, info.type,
+                     text::fit(text::location(s.loc.file, s.loc.line, s.loc.col), 52));
+      if (paths != "<root>") fmt::format_to(w, "     in {}\n", text::fit(paths, 72));
+      if (!s.loc.text.empty()) fmt::format_to(w, "     | {}\n", text::fit(text::trim(s.loc.text), 70));
+      fmt::format_to(w, "     {}\n", text::fit(s.reason, 74));
+      fmt::format_to(w, "     hint: {}\n", text::fit(info.hint, 68));
+    }
+  }
+  fmt::format_to(w, "\nGraphs\n");
+  for (const auto& frame : m.frames()) {
+    for (const auto& entry : frame->entries) {
+      fmt::format_to(w, "  {:<5} {:>4} ops  {}\n", entry->compile_label, entry->graph.op_count(),
+                     op_summary(entry->graph, 60));
+      fmt::format_to(w, "        {}\n", text::fit(frame->name, 72));
+    }
+  }
+  std::vector<std::string> user_guards;
+  int64_t input_guards = 0;
+  for (const auto& frame : m.frames()) {
+    for (const auto& entry : frame->entries) {
+      for (const auto& g : entry->guards.guards()) {
+        if (g.kind == GuardKind::ShapeExpr || g.kind == GuardKind::Attribute) {
+          std::string where = g.loc.known() ? text::location(g.loc.file, g.loc.line) : "";
+          user_guards.push_back(fmt::format("  {:<5} {:<36} {}", entry->compile_label, text::fit(g.text, 36),
+                                            text::fit(where, 36)));
+        } else {
+          ++input_guards;
+        }
+      }
+    }
+  }
+  fmt::format_to(w, "\nGuards\n");
+  for (const auto& line : user_guards) fmt::format_to(w, "{}\n", line);
+  fmt::format_to(w, "  and {} on inputs (dtype, device, rank, sizes, strides, requires_grad, grad mode)\n",
+                 input_guards);
+  fmt::format_to(w, "\nRecorded in {} (tcprof report {})\n", db, db);
+  return fmt::to_string(out);
+}
+
+}  // namespace
+
+void add_explain_command(CLI::App& app) {
+  auto o = std::make_shared<ExplainOptions>();
+  auto* cmd = app.add_subcommand("explain", "Explain graph breaks, guards and graphs of a TorchScript model");
+  add_model_options(cmd, o->model, true);
+  cmd->add_option("--iters", o->iters, "Calls to run (with --vary, shows recompiles too)")->capture_default_str();
+  cmd->callback([o] {
+    if (o->iters < 1) throw Error(ErrorKind::Usage, "--iters must be at least 1");
+    ModelSession s = open_model_session(o->model, "explain", config_json(o->model, fmt::format("{{\"iters\":{}}}", o->iters)));
+    CompiledModule m(s.model, s.compile, s.writer.get());
+    try {
+      for (int64_t i = 0; i < o->iters; ++i) m.call(s.inputs->make(i));
+    } catch (const Error& e) {
+      fail_session(s, e);
+    }
+    s.writer->close("finished");
+    if (o->model.json) {
+      std::cout << explain_json(m, s.db_path).dump(2) << "\n";
+    } else {
+      std::cout << explain_text(m, *o, s.db_path);
+    }
+  });
+}
+
+}  // namespace tcprof::cli

@@ -1,0 +1,104 @@
+#include "cli/model_command.h"
+
+#include <ctime>
+#include <filesystem>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "compiler/torch_info.h"
+#include "core/error.h"
+
+namespace tcprof::cli {
+
+void add_model_options(CLI::App* cmd, ModelOptions& o, bool compile_flags) {
+  cmd->add_option("model", o.model, "TorchScript archive saved with torch.jit.save")->required();
+  cmd->add_option("--input,-i", o.inputs,
+                  "One per forward argument, in order: DTYPE[D0,D1,...] with optional (LO,HI) range "
+                  "for random integers (f32[8,3,224,224], i64[4,128](0,1024), bool[8]) or int:N, "
+                  "float:X, bool:true");
+  cmd->add_option("--vary", o.vary, "Change dimension D of input I on each call: I:D=LO..HI or I:D=a,b,c");
+  cmd->add_option("--seed", o.seed, "Seed for random inputs")->capture_default_str();
+  cmd->add_option("--method", o.method, "Method to run")->capture_default_str();
+  cmd->add_option("--db", o.db, "Run database to write (default: ./tcprof-runs/<model>-<date-time>.db)");
+  cmd->add_flag("--json", o.json, "Machine-readable output");
+  if (!compile_flags) return;
+  cmd->add_option("--stance", o.stance,
+                  "default | force_eager | eager_on_recompile | fail_on_recompile | eager_then_compile")
+      ->capture_default_str();
+  cmd->add_flag("--fullgraph", o.fullgraph, "Fail (exit 1) at the first graph break, naming it");
+  cmd->add_option("--recompile-limit", o.recompile_limit,
+                  "Compiles per frame before it runs eagerly (like torch's recompile_limit)")
+      ->capture_default_str();
+  cmd->add_option("--dynamic", o.dynamic, "Mark dimension D of input I dynamic from the first compile: I:D");
+  cmd->add_option("--backend", o.backend, "eager (op by op through LibTorch)")->capture_default_str();
+}
+
+void fail_session(ModelSession& s, const Error& e) {
+  try {
+    s.writer->close("failed");
+  } catch (const std::exception&) {
+  }
+  throw Error(e.kind(), fmt::format("{} (the run so far is recorded in {})", e.what(), s.db_path));
+}
+
+std::string default_db_path(const std::string& model_path) {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  std::string stem = std::filesystem::path(model_path).stem().string();
+  std::filesystem::create_directories("tcprof-runs");
+  std::string base = fmt::format("tcprof-runs/{}-{}", stem, stamp);
+  std::string path = base + ".db";
+  for (int i = 2; std::filesystem::exists(path); ++i) path = fmt::format("{}-{}.db", base, i);
+  return path;
+}
+
+ModelSession open_model_session(const ModelOptions& o, const std::string& command, const std::string& config_json) {
+  ModelSession s;
+  std::vector<InputSpec> specs;
+  for (const auto& text : o.inputs) specs.push_back(parse_input_spec(text));
+  std::vector<VarySpec> vary;
+  for (const auto& text : o.vary) vary.push_back(parse_vary_spec(text));
+  s.compile.stance = parse_stance(o.stance);
+  s.compile.fullgraph = o.fullgraph;
+  if (o.recompile_limit < 1) throw Error(ErrorKind::Usage, "--recompile-limit must be at least 1");
+  s.compile.recompile_limit = o.recompile_limit;
+  for (const auto& text : o.dynamic) s.compile.dynamic.push_back(parse_dim_ref(text));
+  s.compile.backend = o.backend;
+  s.model = load_model(o.model, o.method);
+  check_inputs_against_model(specs, s.model.argument_names, s.model.argument_types);
+  s.inputs = std::make_unique<InputGenerator>(specs, vary, o.seed);
+
+  RunInfo info;
+  info.command = command;
+  info.model_path = o.model;
+  info.model_sha256 = s.model.sha256;
+  info.stance = o.stance;
+  info.libtorch_version = libtorch_version();
+  info.config_json = config_json;
+  s.db_path = o.db.empty() ? default_db_path(o.model) : o.db;
+  s.writer = std::make_unique<RunWriter>(s.db_path, info);
+  return s;
+}
+
+}  // namespace tcprof::cli
+
+namespace tcprof::cli {
+
+std::string config_json(const ModelOptions& o, const std::string& extra_json) {
+  nlohmann::json j = {{"model", o.model},           {"method", o.method},
+                      {"inputs", o.inputs},         {"vary", o.vary},
+                      {"dynamic", o.dynamic},       {"seed", o.seed},
+                      {"stance", o.stance},         {"fullgraph", o.fullgraph},
+                      {"recompile_limit", o.recompile_limit}, {"backend", o.backend},
+                      {"threads", intra_op_threads()}};
+  auto extra = nlohmann::json::parse(extra_json, nullptr, false);
+  if (extra.is_object()) j.update(extra);
+  return j.dump();
+}
+
+}  // namespace tcprof::cli

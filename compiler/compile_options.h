@@ -1,0 +1,24 @@
+// How a module is compiled and run: stance, fullgraph, recompile limit, dynamic dimensions and
+// backend (PRODUCT.md "Stances" and `tcprof run` flags).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "compiler/input_spec.h"
+
+namespace tcprof {
+
+enum class Stance { Default, ForceEager, EagerOnRecompile, FailOnRecompile, EagerThenCompile };
+
+struct CompileOptions {
+  Stance stance = Stance::Default;
+  bool fullgraph = false;
+  int recompile_limit = 8;  // per frame, like torch._dynamo.config.recompile_limit
+  std::vector<DimRef> dynamic;  // --dynamic I:D, symbolic from the first compile
+  std::string backend = "eager";
+};
+
+Stance parse_stance(const std::string& name);  // throws Error(Usage) listing the stances
+std::string stance_name(Stance stance);
+
+}  // namespace tcprof

@@ -1,0 +1,11 @@
+// SHA-256 of a file, to identify the exact model a run used (runs.model_sha256).
+#pragma once
+#include <string>
+
+namespace tcprof {
+
+// Lowercase hex digest; throws Error(Input) when the file cannot be read.
+std::string sha256_file(const std::string& path);
+std::string sha256_hex(const std::string& data);
+
+}  // namespace tcprof

@@ -1,0 +1,113 @@
+"""Small models with one graph break each, one per break type (PRODUCT.md).
+
+Line numbers matter: tests assert the line tcprof reports for each break.
+"""
+import warnings
+
+import torch
+import torch.nn as nn
+
+
+class PrintInForward(nn.Module):
+    def forward(self, x):
+        y = x * 2
+        print("debug", y.shape)
+        return y + 1
+
+
+class DataDependentBranch(nn.Module):
+    def forward(self, x):
+        y = torch.relu(x)
+        if y.sum() > 0:
+            y = y * 3
+        return y - 1
+
+
+class ScalarOutput(nn.Module):
+    def forward(self, x):
+        scale = x.max().item()
+        return x / (scale + 1.0)
+
+
+class DynamicOutputShape(nn.Module):
+    def forward(self, x):
+        idx = torch.nonzero(x > 0)
+        return idx.float().sum() + x.sum()
+
+
+class ModuleStateMutation(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return x * 2
+
+
+class WarnInForward(nn.Module):
+    def forward(self, x):
+        warnings.warn("checking input")
+        return x + 1
+
+
+class ShapeGuardedBranch(nn.Module):
+    def forward(self, x):
+        if x.size(0) > 4:
+            x = x * 2
+        else:
+            x = x + 2
+        for i in range(x.size(1)):
+            x = x + i
+        return x
+
+
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.proj(x)
+        print("attention output", y.shape)
+        return y
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = Attention()
+        self.norm = nn.LayerNorm(8)
+
+    def forward(self, x):
+        return self.norm(x + self.attn(x))
+
+
+class SubmoduleBreak(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(), Block()])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+MODELS = {
+    "print_in_forward": PrintInForward,
+    "data_dependent_branch": DataDependentBranch,
+    "scalar_output": ScalarOutput,
+    "dynamic_output_shape": DynamicOutputShape,
+    "module_state_mutation": ModuleStateMutation,
+    "warn_in_forward": WarnInForward,
+    "shape_guarded_branch": ShapeGuardedBranch,
+    "submodule_break": SubmoduleBreak,
+}
+
+
+def build(outdir):
+    torch.manual_seed(0)
+    for name, cls in MODELS.items():
+        model = cls().eval()
+        torch.jit.save(torch.jit.script(model), f"{outdir}/{name}.pt")
