@@ -15,14 +15,36 @@ namespace {
 using nlohmann::json;
 
 // Among slices with the same span, the enclosing kind sorts first.
-enum class Level { Step = 0, Call = 1, Compile = 1, Graph = 2, Phase = 2, Kernel = 3 };
+enum class Level : uint8_t { Step = 0, Call = 1, Compile = 1, Graph = 2, Phase = 2, Kernel = 3 };
 
+constexpr uint32_t kNoArgs = UINT32_MAX;
+
+// Strings are interned and JSON-escaped once: a run can hold millions of kernels with a few
+// hundred distinct names.
+class StringTable {
+ public:
+  uint32_t id(const std::string& s) {
+    auto [it, inserted] = ids_.try_emplace(s, static_cast<uint32_t>(quoted_.size()));
+    if (inserted) quoted_.push_back(json(s).dump());
+    return it->second;
+  }
+  const std::string& quoted(uint32_t id) const { return quoted_[id]; }
+
+ private:
+  std::unordered_map<std::string, uint32_t> ids_;
+  std::vector<std::string> quoted_;
+};
+
+// Compact on purpose (one per kernel): kernels keep their fields inline; the few other slices
+// (calls, graphs, compiles, phases, steps) point at a JSON object in RunTrace::args_.
 struct Slice {
-  int tid = 0;
   int64_t start = 0, end = 0;
+  int64_t call_id = 0, graph_id = 0, correlation_id = 0;
+  int32_t tid = 0;
+  uint32_t name = 0, cat = 0, device = 0;
+  uint32_t args = kNoArgs;
   Level level = Level::Kernel;
-  std::string name, cat;
-  json args;
+  bool clipped = false;
 };
 
 struct Instant {
@@ -40,6 +62,49 @@ struct Flow {
 bool is_api_kind(const std::string& kind) { return kind == "cuda_runtime" || kind == "cuda_driver"; }
 bool is_gpu_device(const std::string& device) { return device.rfind("cuda", 0) == 0; }
 
+// Writes events as they are produced, through a buffer, instead of building one JSON document.
+class EventStream {
+ public:
+  EventStream(std::ostream& out, int64_t base) : out_(out), base_(base) {}
+  ~EventStream() { flush(); }
+
+  // A timestamp: microseconds since the trace's zero, with the nanosecond digits, exactly.
+  void ts(int64_t ns) { micros(ns - base_); }
+  // A duration in microseconds, exactly.
+  void dur(int64_t ns) { micros(ns); }
+  void text(std::string_view s) { buf_.append(s.data(), s.data() + s.size()); }
+  template <typename... Args>
+  void format(fmt::format_string<Args...> f, Args&&... args) {
+    fmt::format_to(std::back_inserter(buf_), f, std::forward<Args>(args)...);
+  }
+  void begin_event() {
+    if (events_++ > 0) buf_.push_back(',');
+    buf_.push_back('\n');
+  }
+  void end_event() {
+    if (buf_.size() > (1 << 20)) flush();
+  }
+  size_t events() const { return events_; }
+  void flush() {
+    out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    buf_.clear();
+  }
+
+ private:
+  void micros(int64_t v) {
+    if (v < 0) {
+      buf_.push_back('-');
+      v = -v;
+    }
+    fmt::format_to(std::back_inserter(buf_), "{}.{:03}", v / 1000, v % 1000);
+  }
+
+  std::ostream& out_;
+  int64_t base_;
+  fmt::memory_buffer buf_;
+  size_t events_ = 0;
+};
+
 // Builds the events of one run; writes them with the run's pid.
 class RunTrace {
  public:
@@ -56,8 +121,8 @@ class RunTrace {
     for (const auto& s : reader_.steps(run_.id)) {
       json args = {{"step", s.step}};
       if (s.loss) args["loss"] = *s.loss;
-      add({main_, s.start_ns, s.start_ns + s.duration_ns, Level::Step,
-           fmt::format("step {}", s.step), "step", std::move(args)});
+      add(main_, s.start_ns, s.start_ns + s.duration_ns, Level::Step, fmt::format("step {}", s.step),
+          "step", std::move(args));
     }
     // --profile summary keeps no launches to draw: each call carries its aggregates in args.
     std::unordered_map<Id, json> summaries;
@@ -74,45 +139,12 @@ class RunTrace {
       json args = {{"call_id", c.id}, {"compile", compile_labels[c.compile_id]}, {"path", c.path},
                    {"input_shapes", c.input_shapes}};
       if (auto it = summaries.find(c.id); it != summaries.end()) args["kernel_summary"] = it->second;
-      add({main_, c.start_ns, c.start_ns + c.duration_ns, Level::Call,
-           fmt::format("{} ({})", frame, c.path), "call", std::move(args)});
+      add(main_, c.start_ns, c.start_ns + c.duration_ns, Level::Call,
+          fmt::format("{} ({})", frame, c.path), "call", std::move(args));
     }
     collect_compiles(frame_names, compile_labels);
     collect_kernels();
-  }
-
-  void write(std::vector<json>& events, int64_t base, ChromeTraceStats& stats, int64_t& flow_id) {
-    auto us = [base](int64_t ns) { return static_cast<double>(ns - base) / 1e3; };
-    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid_}, {"tid", 0},
-                      {"args", {{"name", fmt::format("tcprof run {} · {} {}", run_.id, run_.command,
-                                                     run_.model_path)}}}});
-    for (const auto& [key, t] : tracks_) {
-      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid_}, {"tid", t.tid},
-                        {"args", {{"name", t.name}}}});
-      events.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", pid_},
-                        {"tid", t.tid}, {"args", {{"sort_index", t.sort}}}});
-      ++stats.tracks;
-    }
     nest();
-    for (auto& s : slices_) {
-      json e = {{"ph", "X"}, {"name", s.name}, {"cat", s.cat}, {"pid", pid_}, {"tid", s.tid},
-                {"ts", us(s.start)}, {"dur", static_cast<double>(s.end - s.start) / 1e3}};
-      if (!s.args.is_null()) e["args"] = std::move(s.args);
-      events.push_back(std::move(e));
-      ++stats.slices;
-    }
-    for (auto& i : instants_) {
-      events.push_back({{"ph", "i"}, {"s", "t"}, {"name", i.name}, {"cat", i.cat}, {"pid", pid_},
-                        {"tid", i.tid}, {"ts", us(i.ts)}, {"args", std::move(i.args)}});
-    }
-    for (const auto& f : flows_) {
-      ++flow_id;
-      events.push_back({{"ph", "s"}, {"name", "launch"}, {"cat", "launch"}, {"id", flow_id},
-                        {"pid", pid_}, {"tid", f.from_tid}, {"ts", us(f.from_ts)}});
-      events.push_back({{"ph", "f"}, {"bp", "e"}, {"name", "launch"}, {"cat", "launch"},
-                        {"id", flow_id}, {"pid", pid_}, {"tid", f.to_tid}, {"ts", us(f.to_ts)}});
-      ++stats.flows;
-    }
   }
 
   // Earliest timestamp this run will write (the trace's zero).
@@ -121,6 +153,47 @@ class RunTrace {
     for (const auto& s : slices_) t = std::min(t, s.start);
     for (const auto& i : instants_) t = std::min(t, i.ts);
     return t;
+  }
+
+  void write(EventStream& out, ChromeTraceStats& stats, int64_t& flow_id) {
+    out.begin_event();
+    out.format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}})", pid_,
+               json(fmt::format("tcprof run {} · {} {}", run_.id, run_.command, run_.model_path)).dump());
+    for (const auto& [key, t] : tracks_) {
+      out.begin_event();
+      out.format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})",
+                 pid_, t.tid, json(t.name).dump());
+      out.begin_event();
+      out.format(R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})",
+                 pid_, t.tid, t.sort);
+      ++stats.tracks;
+    }
+    for (const auto& s : slices_) {
+      write_slice(out, s);
+      ++stats.slices;
+    }
+    for (const auto& i : instants_) {
+      out.begin_event();
+      out.format(R"({{"ph":"i","s":"t","name":{},"cat":{},"pid":{},"tid":{},"ts":)",
+                 json(i.name).dump(), json(i.cat).dump(), pid_, i.tid);
+      out.ts(i.ts);
+      out.format(R"(,"args":{}}})", i.args.dump());
+    }
+    for (const auto& f : flows_) {
+      ++flow_id;
+      out.begin_event();
+      out.format(R"({{"ph":"s","name":"launch","cat":"launch","id":{},"pid":{},"tid":{},"ts":)",
+                 flow_id, pid_, f.from_tid);
+      out.ts(f.from_ts);
+      out.text("}");
+      out.begin_event();
+      out.format(R"({{"ph":"f","bp":"e","name":"launch","cat":"launch","id":{},"pid":{},"tid":{},"ts":)",
+                 flow_id, pid_, f.to_tid);
+      out.ts(f.to_ts);
+      out.text("}");
+      out.end_event();
+      ++stats.flows;
+    }
   }
 
  private:
@@ -136,7 +209,41 @@ class RunTrace {
     return it->second.tid;
   }
 
-  void add(Slice s) { slices_.push_back(std::move(s)); }
+  void add(int tid, int64_t start, int64_t end, Level level, const std::string& name,
+           const std::string& cat, json args) {
+    Slice s;
+    s.tid = tid;
+    s.start = start;
+    s.end = end;
+    s.level = level;
+    s.name = strings_.id(name);
+    s.cat = strings_.id(cat);
+    s.args = static_cast<uint32_t>(args_.size());
+    args_.push_back(std::move(args));
+    slices_.push_back(s);
+  }
+
+  void write_slice(EventStream& out, const Slice& s) {
+    out.begin_event();
+    out.format(R"({{"ph":"X","name":{},"cat":{},"pid":{},"tid":{},"ts":)", strings_.quoted(s.name),
+               strings_.quoted(s.cat), pid_, s.tid);
+    out.ts(s.start);
+    out.text(",\"dur\":");
+    out.dur(s.end - s.start);
+    if (s.args != kNoArgs) {
+      json& args = args_[s.args];
+      if (s.clipped) args["clipped"] = true;
+      out.format(",\"args\":{}}}", args.dump());
+    } else {
+      out.format(R"(,"args":{{"kind":{},"device":{})", strings_.quoted(s.cat), strings_.quoted(s.device));
+      if (s.call_id) out.format(",\"call_id\":{}", s.call_id);
+      if (s.graph_id) out.format(",\"graph_id\":{}", s.graph_id);
+      if (s.correlation_id) out.format(",\"correlation_id\":{}", s.correlation_id);
+      if (s.clipped) out.text(",\"clipped\":true");
+      out.text("}}");
+    }
+    out.end_event();
+  }
 
   void collect_compiles(std::unordered_map<Id, std::string>& frame_names,
                         std::unordered_map<Id, std::string>& compile_labels) {
@@ -144,14 +251,14 @@ class RunTrace {
     std::unordered_map<Id, int64_t> compile_start;
     for (const auto& c : reader_.compiles(run_.id)) {
       compile_start[c.id] = c.start_ns;
-      add({compiler, c.start_ns, c.start_ns + c.duration_ns, Level::Compile,
-           fmt::format("compile {}", c.compile_label), "compile",
-           json{{"compile_id", c.compile_label}, {"frame", frame_names[c.frame_id]},
-                {"reason", c.reason}, {"status", c.status}, {"cache_hit", c.cache_hit}}});
+      add(compiler, c.start_ns, c.start_ns + c.duration_ns, Level::Compile,
+          fmt::format("compile {}", c.compile_label), "compile",
+          json{{"compile_id", c.compile_label}, {"frame", frame_names[c.frame_id]},
+               {"reason", c.reason}, {"status", c.status}, {"cache_hit", c.cache_hit}});
     }
     for (const auto& p : reader_.compile_phases(run_.id)) {
-      add({compiler, p.start_ns, p.start_ns + p.duration_ns, Level::Phase, p.phase,
-           "compile_phase", json{{"compile_id", compile_labels[p.compile_id]}}});
+      add(compiler, p.start_ns, p.start_ns + p.duration_ns, Level::Phase, p.phase, "compile_phase",
+          json{{"compile_id", compile_labels[p.compile_id]}});
     }
     for (const auto& r : reader_.recompiles(run_.id)) {
       json failures = json::array();
@@ -187,8 +294,8 @@ class RunTrace {
   void close_segment(int tid, Segment& seg) {
     if (seg.graph_id != 0) {
       auto label = graph_labels_.count(seg.graph_id) ? graph_labels_[seg.graph_id] : std::string("?");
-      add({tid, seg.start, seg.end, Level::Graph, fmt::format("graph {}", label), "graph",
-           json{{"graph_id", seg.graph_id}, {"call_id", seg.call_id}, {"compile", label}}});
+      add(tid, seg.start, seg.end, Level::Graph, fmt::format("graph {}", label), "graph",
+          json{{"graph_id", seg.graph_id}, {"call_id", seg.call_id}, {"compile", label}});
     }
     seg = Segment{};
   }
@@ -199,11 +306,17 @@ class RunTrace {
     std::vector<std::tuple<int64_t, int, int64_t>> targets;          // (correlation, tid, ts)
     reader_.for_each_kernel(run_.id, [&](const KernelRow& k) {
       int tid = kernel_track(k);
-      json args = {{"kind", k.kind}, {"device", k.device}};
-      if (k.call_id) args["call_id"] = k.call_id;
-      if (k.graph_id) args["graph_id"] = k.graph_id;
-      if (k.correlation_id) args["correlation_id"] = k.correlation_id;
-      add({tid, k.start_ns, k.start_ns + k.duration_ns, Level::Kernel, k.name, k.kind, std::move(args)});
+      Slice s;
+      s.tid = tid;
+      s.start = k.start_ns;
+      s.end = k.start_ns + k.duration_ns;
+      s.name = strings_.id(k.name);
+      s.cat = strings_.id(k.kind);
+      s.device = strings_.id(k.device);
+      s.call_id = k.call_id;
+      s.graph_id = k.graph_id;
+      s.correlation_id = k.correlation_id;
+      slices_.push_back(s);
       if (k.correlation_id != 0) {
         if (is_api_kind(k.kind)) {
           launches[k.correlation_id] = {tid, k.start_ns};
@@ -235,19 +348,19 @@ class RunTrace {
       if (a.end != b.end) return a.end > b.end;
       return a.level < b.level;
     });
-    std::vector<const Slice*> open;
+    std::vector<int64_t> open_ends;
     int tid = -1;
     for (auto& s : slices_) {
       if (s.tid != tid) {
-        open.clear();
+        open_ends.clear();
         tid = s.tid;
       }
-      while (!open.empty() && open.back()->end <= s.start) open.pop_back();
-      if (!open.empty() && s.end > open.back()->end) {
-        s.end = open.back()->end;
-        s.args["clipped"] = true;
+      while (!open_ends.empty() && open_ends.back() <= s.start) open_ends.pop_back();
+      if (!open_ends.empty() && s.end > open_ends.back()) {
+        s.end = open_ends.back();
+        s.clipped = true;
       }
-      open.push_back(&s);
+      open_ends.push_back(s.end);
     }
   }
 
@@ -257,7 +370,9 @@ class RunTrace {
   int main_ = 0;
   std::map<std::string, Track> tracks_;
   std::unordered_map<Id, std::string> graph_labels_;
+  StringTable strings_;
   std::vector<Slice> slices_;
+  std::vector<json> args_;
   std::vector<Instant> instants_;
   std::vector<Flow> flows_;
 };
@@ -279,14 +394,15 @@ ChromeTraceStats write_chrome_trace(const RunReader& reader, const std::vector<I
     base = std::min(base, traces.back()->earliest());
   }
   if (base == INT64_MAX) base = 0;
-  std::vector<json> events;
-  int64_t flow_id = 0;
-  for (auto& t : traces) t->write(events, base, stats, flow_id);
-  stats.events = events.size();
-  json doc = {{"traceEvents", std::move(events)},
-              {"displayTimeUnit", "ns"},
-              {"otherData", {{"producer", "tcprof"}, {"database", reader.path()}}}};
-  out << doc.dump() << "\n";
+  out << "{\"traceEvents\":[";
+  {
+    EventStream events(out, base);
+    int64_t flow_id = 0;
+    for (auto& t : traces) t->write(events, stats, flow_id);
+    stats.events = events.events();
+  }
+  out << "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"tcprof\",\"database\":"
+      << json(reader.path()).dump() << "}}\n";
   return stats;
 }
 
