@@ -103,6 +103,13 @@ void CuptiRecordProcessor::buffer_completed(CUcontext context, uint32_t stream_i
   }
 }
 
+uint32_t CuptiRecordProcessor::cached_name(std::unordered_map<uint32_t, uint32_t>& cache,
+                                           uint32_t code, const char* name) {
+  auto [it, inserted] = cache.try_emplace(code, 0);
+  if (inserted) it->second = writer_.intern(name);
+  return it->second;
+}
+
 uint32_t CuptiRecordProcessor::device_id(uint32_t device) {
   auto [it, inserted] = devices_.try_emplace(device, 0);
   if (inserted) it->second = writer_.intern(fmt::format("cuda:{}", device));
@@ -150,7 +157,7 @@ void CuptiRecordProcessor::process(const CUpti_Activity& record) {
       auto m = as<cupti::MemcpyRecord>(record);
       if (m.end < m.start || m.start == 0) break;
       ++stats_.memcpys;
-      row.name_id = writer_.intern(memcpy_name(m.copyKind));
+      row.name_id = cached_name(names_by_code_, (1u << 16) | m.copyKind, memcpy_name(m.copyKind));
       row.kind_id = kind_memcpy_;
       row.device_id = device_id(m.deviceId);
       row.stream = static_cast<int32_t>(m.streamId);
@@ -164,7 +171,7 @@ void CuptiRecordProcessor::process(const CUpti_Activity& record) {
       auto m = as<cupti::MemsetRecord>(record);
       if (m.end < m.start || m.start == 0) break;
       ++stats_.memsets;
-      row.name_id = writer_.intern("memset");
+      row.name_id = cached_name(names_by_code_, 2u << 16, "memset");
       row.kind_id = kind_memset_;
       row.device_id = device_id(m.deviceId);
       row.stream = static_cast<int32_t>(m.streamId);
@@ -195,7 +202,8 @@ void CuptiRecordProcessor::process(const CUpti_Activity& record) {
       auto s = as<cupti::SyncRecord>(record);
       if (s.end < s.start) break;
       ++stats_.syncs;
-      row.name_id = writer_.intern(sync_name(s.type));
+      row.name_id = cached_name(names_by_code_, (3u << 16) | (static_cast<uint32_t>(s.type) & 0xffff),
+                                sync_name(s.type));
       row.kind_id = kind_sync_;
       row.device_id = device_cuda_;
       row.stream = static_cast<int32_t>(s.streamId);

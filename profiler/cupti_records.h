@@ -73,6 +73,8 @@ class CuptiRecordProcessor {
   std::optional<uint64_t> external_for(uint32_t correlation_id) const;
   int64_t host_ns(uint64_t cupti_ns) const { return static_cast<int64_t>(cupti_ns) + offset_; }
   uint32_t device_id(uint32_t device);
+  uint32_t cached_name(std::unordered_map<uint32_t, uint32_t>& cache, uint32_t code,
+                       const char* name);
   uint32_t api_name(CUpti_CallbackDomain domain, uint32_t cbid);
 
   RunWriter& writer_;
@@ -88,6 +90,7 @@ class CuptiRecordProcessor {
   std::unordered_map<const char*, uint32_t> kernel_names_;
   std::unordered_map<uint64_t, uint32_t> api_names_;
   std::unordered_map<uint32_t, uint32_t> devices_;
+  std::unordered_map<uint32_t, uint32_t> names_by_code_;  // memcpy/memset/sync names by kind code
   uint32_t kind_gpu_, kind_memcpy_, kind_memset_, kind_runtime_, kind_driver_, kind_sync_,
       kind_overhead_, device_cpu_, device_cuda_;
 };
