@@ -5,6 +5,7 @@
 #include <QDockWidget>
 #include <QElapsedTimer>
 #include <QFileDialog>
+#include <QDateTime>
 #include <QFileInfo>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -224,6 +225,16 @@ void MainWindow::liveTick() {
   // Only a run that is still being written changes; read it again off the UI thread, and only
   // when the previous read has finished, so a slow disk never piles up requests.
   if (!current_ || current_->run.status != "running" || loader_->pending() > 0) return;
+  // A job that was killed stays "running" forever: read again only when the file or its WAL
+  // changed since the last read, so an idle file costs two stat() calls a second.
+  const QFileInfo db(current_->path), wal(current_->path + "-wal");
+  const QString signature = QString("%1 %2 %3 %4")
+                                .arg(db.size())
+                                .arg(db.lastModified().toMSecsSinceEpoch())
+                                .arg(wal.exists() ? wal.size() : -1)
+                                .arg(wal.exists() ? wal.lastModified().toMSecsSinceEpoch() : 0);
+  if (signature == live_signature_) return;
+  live_signature_ = signature;
   ++live_refreshes_;
   run_request_ = loader_->loadRun(current_->path, current_->run.id);
 }

@@ -92,6 +92,7 @@ class MainWindow : public QMainWindow {
   bool run_wanted_ = false;  // a run was selected and has not been shown yet
   QString first_file_;       // file whose newest run is shown when it has been listed
   int live_refreshes_ = 0;
+  QString live_signature_;  // size and mtime of the file and its WAL at the last live read
 };
 
 }  // namespace tcprof::gui

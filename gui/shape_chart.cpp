@@ -55,13 +55,18 @@ void ShapeChart::setCalls(const RunDataPtr& run, Id frame_id) {
     auto* series = new QLineSeries;
     series->setName(QString("input %1 · dim %2").arg(key.first).arg(key.second));
     series->setColor(palette_color(plotted++));
-    series->setPointsVisible(values.size() < 200);
+    // Sizes hold until they change: draw steps, with points only where a size changes, so a
+    // run of 100k calls costs a few points per change rather than one per call.
+    double previous = -2;
     for (int i = 0; i < n; ++i) {
-      if (values[static_cast<size_t>(i)] >= 0) {
-        series->append(i, values[static_cast<size_t>(i)]);
-        max_size = std::max(max_size, values[static_cast<size_t>(i)]);
-      }
+      const double v = values[static_cast<size_t>(i)];
+      if (v < 0 || v == previous) continue;
+      if (previous >= 0) series->append(i, previous);
+      series->append(i, v);
+      max_size = std::max(max_size, v);
+      previous = v;
     }
+    if (previous >= 0) series->append(n - 1, previous);
     c->addSeries(series);
   }
   bool first_mark = true;

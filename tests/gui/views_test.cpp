@@ -1,10 +1,14 @@
 // The main window on real databases: what each view shows, source highlighting, selection sync
 // between kernel table and timeline, range filtering, compare, screenshots.
 #include <QFile>
+#include <QMimeData>
+#include <QSettings>
+#include <QStandardPaths>
 #include <QImage>
 #include <QSyntaxHighlighter>
 #include <QtTest>
 
+#include "core/run_writer.h"
 #include "gui/breaks_view.h"
 #include "gui/compare_view.h"
 #include "gui/graphs_view.h"
@@ -184,6 +188,105 @@ class ViewsTest : public QObject {
              qPrintable(QString("painted %1 items").arg(timeline.lastPaintItems())));
     qInfo("full-run paint of 400k kernels: %lld ms, %d items", ms, timeline.lastPaintItems());
     QVERIFY(ms < 500);
+  }
+
+  void timelineKeyboardAndRangeReveal() {
+    KernelTimeline* timeline = window_->kernels()->timeline();
+    timeline->resetView();
+    const double span = timeline->viewEnd() - timeline->viewStart();
+    QTest::keyClick(timeline, Qt::Key_Plus);
+    QVERIFY(qAbs((timeline->viewEnd() - timeline->viewStart()) - span / 2) < span * 1e-6);
+    QTest::keyClick(timeline, Qt::Key_Right);
+    QTest::keyClick(timeline, Qt::Key_0);
+    QVERIFY(qAbs((timeline->viewEnd() - timeline->viewStart()) - span) < span * 1e-6);
+    // With a range selected, selecting a name in the table reveals an instance inside it.
+    const RunDataPtr run = window_->currentRun();
+    const TimeRange range{run->calls[12].start_ns, run->calls[13].start_ns};
+    timeline->setSelectedRange(range);
+    QTableView* table = window_->kernels()->table();
+    table->setCurrentIndex(table->model()->index(1, 0));
+    const auto ref = timeline->selectedKernel();
+    QVERIFY(ref.valid());
+    const int64_t start = run->kernels.lanes[static_cast<size_t>(ref.lane)].start[ref.index];
+    QVERIFY(start >= range.start_ns && start < range.end_ns);
+    timeline->setSelectedRange({});
+  }
+
+  void openingABigFileDoesNotBlock() {
+    QTemporaryDir big;
+    DemoOptions o;
+    o.kernels_per_call = 5000;
+    const QString path = make_demo_db(big, "big.db", o);
+    MainWindow window(false);
+    window.show();
+    QElapsedTimer timer;
+    timer.start();
+    window.openFiles({path});
+    QVERIFY2(timer.elapsed() < 50, "openFiles must hand the work to a worker thread");
+    QVERIFY(window.waitUntilIdle(30000));
+    QCOMPARE(window.currentRun()->summary.kernels, int64_t{200000});
+  }
+
+  void dropOpensFiles() {
+    MainWindow window(false);
+    window.show();
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(path_b_)});
+    QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&window, &enter);
+    QVERIFY(enter.isAccepted());
+    QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&window, &drop);
+    QVERIFY(window.waitUntilIdle(30000));
+    QVERIFY(window.currentRun());
+    QCOMPARE(window.currentRun()->path, path_b_);
+  }
+
+  void settingsRememberTabAndRecentFiles() {
+    QStandardPaths::setTestModeEnabled(true);
+    QSettings().clear();
+    {
+      MainWindow window(true);
+      window.show();
+      window.openFiles({path_a_});
+      QVERIFY(window.waitUntilIdle(30000));
+      window.showView("graphs");
+      window.close();
+    }
+    MainWindow again(true);
+    QCOMPARE(again.currentViewName(), QString("graphs"));
+    QCOMPARE(QSettings().value("recent").toStringList().value(0), path_a_);
+    QSettings().clear();
+  }
+
+  void emptyAndMultiRunFilesShowEveryView() {
+    // Two runs in one file, the second with no events at all: every view copes, and Compare
+    // offers both runs of the file.
+    QTemporaryDir dir;
+    const QString path = make_demo_db(dir, "two.db");
+    {
+      RunInfo info;
+      info.command = "explain";
+      RunWriter w(path.toStdString(), info);
+      w.close("failed");
+    }
+    MainWindow window(false);
+    window.show();
+    window.openFiles({path});
+    QVERIFY(window.waitUntilIdle(30000));
+    QCOMPARE(window.runList()->allRuns().size(), 2);
+    QCOMPARE(window.currentRun()->run.id, Id{2});  // the newest run is shown
+    QCOMPARE(window.currentRun()->summary.kernels, int64_t{0});
+    for (const QString& view : MainWindow::viewNames()) {
+      QVERIFY(window.showView(view));
+      QVERIFY(!window.grab().isNull());
+    }
+    QVERIFY(window.overview()->text().contains("compiled cleanly"));
+    QCOMPARE(window.compare()->runA()->count(), 2);
+    QSignalSpy ready(window.compare(), &CompareView::comparisonReady);
+    window.compare()->comparePair(1, 0);
+    QVERIFY(ready.count() > 0 || ready.wait(10000));
+    QCOMPARE(window.compare()->breakModel()->rowCount(), 5);  // A = the empty run: all five "added" in B
   }
 
   void graphsShowCodeHighlighted() {
