@@ -60,7 +60,7 @@ CuptiCollector::CuptiCollector(RunWriter& writer, std::shared_ptr<const CuptiApi
     : writer_(writer),
       api_(std::move(api)),
       pool_(options.buffer_bytes, options.max_buffers),
-      processor_(writer, *api_, scopes_, clock_offset) {}
+      processor_(writer, *api_, scopes_, clock_offset, options.mode) {}
 
 std::unique_ptr<CuptiCollector> CuptiCollector::start(RunWriter& writer, const Options& options,
                                                       std::string* error) {

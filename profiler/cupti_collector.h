@@ -27,6 +27,7 @@ class CuptiCollector {
     size_t buffer_bytes = size_t{2} << 20;
     size_t max_buffers = 32;  // 64 MiB at most in flight
     std::vector<std::string> library_paths = default_cupti_paths();
+    ProfileMode mode = ProfileMode::Full;  // summary folds GPU rows per call window
   };
 
   // Null (with `error` saying why, e.g. "GPU collection unavailable: ...") when libcupti cannot

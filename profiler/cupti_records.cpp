@@ -1,5 +1,7 @@
 #include "profiler/cupti_records.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "profiler/cupti_record_types.h"
@@ -73,8 +75,9 @@ T as(const CUpti_Activity& record) {
 }  // namespace
 
 CuptiRecordProcessor::CuptiRecordProcessor(RunWriter& writer, const CuptiApi& api,
-                                           const LaunchScopeTable& scopes, int64_t gpu_to_host_ns)
-    : writer_(writer), api_(api), scopes_(scopes), offset_(gpu_to_host_ns) {
+                                           const LaunchScopeTable& scopes, int64_t gpu_to_host_ns,
+                                           ProfileMode mode)
+    : writer_(writer), api_(api), scopes_(scopes), offset_(gpu_to_host_ns), mode_(mode) {
   kind_gpu_ = writer_.intern("gpu");
   kind_memcpy_ = writer_.intern("memcpy");
   kind_memset_ = writer_.intern("memset");
@@ -222,7 +225,7 @@ void CuptiRecordProcessor::process(const CUpti_Activity& record) {
       row.device_id = device_cpu_;
       row.start_ns = host_ns(o.start);
       row.duration_ns = static_cast<int64_t>(o.end - o.start);
-      writer_.record(row);  // CUPTI's own cost: not launched by any call
+      store(row);  // CUPTI's own cost: not launched by any call
       writer_.record(CounterEvent{"cupti.overhead_ns", row.duration_ns});
       return;
     }
@@ -248,7 +251,7 @@ std::optional<uint64_t> CuptiRecordProcessor::external_for(uint32_t correlation_
 void CuptiRecordProcessor::emit(KernelEvent row, uint32_t correlation_id) {
   if (correlation_id == 0) {
     ++stats_.unattributed;
-    writer_.record(row);
+    store(row);
     return;
   }
   if (auto external = external_for(correlation_id)) {
@@ -266,7 +269,7 @@ void CuptiRecordProcessor::attribute_and_write(KernelEvent& row, uint64_t extern
   } else {
     ++stats_.unattributed;
   }
-  writer_.record(row);
+  store(row);
 }
 
 void CuptiRecordProcessor::on_external_correlation(uint32_t correlation_id, uint64_t external_id) {
@@ -283,10 +286,44 @@ void CuptiRecordProcessor::write_unattributed(std::unordered_map<uint32_t, Waiti
   for (auto& [correlation, w] : waiting) {
     for (const auto& row : w.rows) {
       ++stats_.unattributed;
-      writer_.record(row);
+      store(row);
     }
   }
   waiting.clear();
+}
+
+void CuptiRecordProcessor::store(const KernelEvent& row) {
+  if (mode_ == ProfileMode::Off) return;
+  if (mode_ == ProfileMode::Full) {
+    writer_.record(row);
+    return;
+  }
+  SummaryKey key{row.call_id, row.graph_id, row.name_id, row.kind_id, row.device_id, row.stream};
+  KernelSummaryEvent& a = summaries_[key];
+  int64_t end = row.start_ns + row.duration_ns;
+  if (a.count == 0) {
+    a.call_id = row.call_id;
+    a.graph_id = row.graph_id;
+    a.name_id = row.name_id;
+    a.kind_id = row.kind_id;
+    a.device_id = row.device_id;
+    a.stream = row.stream;
+    a.start_ns = row.start_ns;
+    a.end_ns = end;
+    a.min_ns = a.max_ns = row.duration_ns;
+  }
+  a.start_ns = std::min(a.start_ns, row.start_ns);
+  a.end_ns = std::max(a.end_ns, end);
+  a.min_ns = std::min(a.min_ns, row.duration_ns);
+  a.max_ns = std::max(a.max_ns, row.duration_ns);
+  ++a.count;
+  a.total_ns += row.duration_ns;
+  a.sum_sq_ns2 += static_cast<double>(row.duration_ns) * static_cast<double>(row.duration_ns);
+}
+
+void CuptiRecordProcessor::write_summaries() {
+  for (const auto& [key, a] : summaries_) writer_.record(a);
+  summaries_.clear();
 }
 
 void CuptiRecordProcessor::end_window() {
@@ -296,12 +333,14 @@ void CuptiRecordProcessor::end_window() {
   waiting_current_.clear();
   external_previous_ = std::move(external_current_);
   external_current_.clear();
+  write_summaries();
 }
 
 void CuptiRecordProcessor::finish() {
   std::lock_guard<std::mutex> lock(mutex_);
   write_unattributed(waiting_previous_);
   write_unattributed(waiting_current_);
+  write_summaries();
 }
 
 CuptiRecordProcessor::Stats CuptiRecordProcessor::stats() const {

@@ -5,15 +5,18 @@
 // launched it through external correlation ids.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
 #include "core/events.h"
 #include "core/run_writer.h"
 #include "profiler/cupti_loader.h"
+#include "profiler/profile_mode.h"
 
 namespace tcprof {
 
@@ -46,9 +49,11 @@ class CuptiRecordProcessor {
             unattributed = 0, invalid = 0, dropped = 0;
   };
 
-  // `gpu_to_host_ns` is added to every CUPTI timestamp to put it on tcprof::now_ns().
+  // `gpu_to_host_ns` is added to every CUPTI timestamp to put it on tcprof::now_ns(). In
+  // summary mode rows are folded per (call, graph, name, kind, device, stream) and written as
+  // kernel_summaries at each window's end; off keeps only the counters.
   CuptiRecordProcessor(RunWriter& writer, const CuptiApi& api, const LaunchScopeTable& scopes,
-                       int64_t gpu_to_host_ns);
+                       int64_t gpu_to_host_ns, ProfileMode mode = ProfileMode::Full);
 
   // What the buffer-completed callback does: every record of the buffer, then CUPTI's count of
   // records dropped for (context, stream) since the last buffer.
@@ -70,6 +75,8 @@ class CuptiRecordProcessor {
   void attribute_and_write(KernelEvent& row, uint64_t external_id);
   void on_external_correlation(uint32_t correlation_id, uint64_t external_id);
   void write_unattributed(std::unordered_map<uint32_t, Waiting>& waiting);
+  void store(const KernelEvent& row);  // by mode: a kernels row or a fold into summaries_
+  void write_summaries();
   std::optional<uint64_t> external_for(uint32_t correlation_id) const;
   int64_t host_ns(uint64_t cupti_ns) const { return static_cast<int64_t>(cupti_ns) + offset_; }
   uint32_t device_id(uint32_t device);
@@ -81,6 +88,7 @@ class CuptiRecordProcessor {
   const CuptiApi& api_;
   const LaunchScopeTable& scopes_;
   int64_t offset_;
+  ProfileMode mode_;
   mutable std::mutex mutex_;  // buffers complete on CUPTI's thread and on the flushing thread
   Stats stats_;
   // Correlation id -> our external id, and rows waiting for one; two windows each.
@@ -91,6 +99,8 @@ class CuptiRecordProcessor {
   std::unordered_map<uint64_t, uint32_t> api_names_;
   std::unordered_map<uint32_t, uint32_t> devices_;
   std::unordered_map<uint32_t, uint32_t> names_by_code_;  // memcpy/memset/sync names by kind code
+  using SummaryKey = std::tuple<Id, Id, uint32_t, uint32_t, uint32_t, int32_t>;
+  std::map<SummaryKey, KernelSummaryEvent> summaries_;
   uint32_t kind_gpu_, kind_memcpy_, kind_memset_, kind_runtime_, kind_driver_, kind_sync_,
       kind_overhead_, device_cpu_, device_cuda_;
 };

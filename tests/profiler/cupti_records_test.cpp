@@ -234,3 +234,37 @@ TEST_F(CuptiRecords, EmptyBufferIsFine) {
 
 }  // namespace
 }  // namespace tcprof
+
+namespace tcprof {
+namespace {
+
+TEST_F(CuptiRecords, SummaryModeFoldsGpuWorkPerCallAndGraph) {
+  CuptiRecordProcessor p(*writer_, api_, scopes_, 0, ProfileMode::Summary);
+  uint64_t ext1 = scopes_.open({call_, graph_});
+  uint64_t ext2 = scopes_.open({call_, graph_});
+  CuptiTestBuffer b;
+  b.add(external_record(1, ext1))
+      .add(kernel_record("gemm", 1, 1'000, 4'000))
+      .add(external_record(2, ext2))
+      .add(kernel_record("gemm", 2, 5'000, 6'000));
+  p.buffer_completed(nullptr, 0, b.data(), b.valid_bytes());
+  p.end_window();
+  EXPECT_TRUE(rows().empty());  // no per-launch rows
+  RunReader r(db_);
+  auto s = r.kernel_summaries(r.runs().at(0).id);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].name, "gemm");
+  EXPECT_EQ(s[0].kind, "gpu");
+  EXPECT_EQ(s[0].device, "cuda:0");
+  EXPECT_EQ(s[0].call_id, call_);
+  EXPECT_EQ(s[0].graph_id, graph_);
+  EXPECT_EQ(s[0].count, 2);
+  EXPECT_EQ(s[0].total_ns, 4'000);
+  EXPECT_EQ(s[0].min_ns, 1'000);
+  EXPECT_EQ(s[0].max_ns, 3'000);
+  EXPECT_EQ(s[0].start_ns, 1'000);
+  EXPECT_EQ(s[0].end_ns, 6'000);
+}
+
+}  // namespace
+}  // namespace tcprof
