@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <limits>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -14,7 +15,10 @@ namespace tcprof {
 namespace {
 
 // CUPTI's buffer callbacks carry no user data: they reach the one active collector through this.
+// Callbacks hold g_callback_mutex while they use the collector, and stop() takes it to clear
+// g_active, so a buffer completing on CUPTI's thread never races the collector's destruction.
 std::atomic<CuptiCollector*> g_active{nullptr};
+std::mutex g_callback_mutex;
 
 constexpr CUpti_ActivityKind kKinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
@@ -113,6 +117,7 @@ CuptiCollector::~CuptiCollector() { stop(); }
 
 void CUPTIAPI CuptiCollector::on_buffer_requested(uint8_t** buffer, size_t* size,
                                                   size_t* max_records) {
+  std::lock_guard<std::mutex> lock(g_callback_mutex);
   CuptiCollector* c = g_active.load();
   *max_records = 0;  // as many as fit
   *buffer = c ? c->pool_.acquire() : nullptr;
@@ -122,6 +127,7 @@ void CUPTIAPI CuptiCollector::on_buffer_requested(uint8_t** buffer, size_t* size
 void CUPTIAPI CuptiCollector::on_buffer_completed(CUcontext context, uint32_t stream_id,
                                                   uint8_t* buffer, size_t /*size*/,
                                                   size_t valid_bytes) {
+  std::lock_guard<std::mutex> lock(g_callback_mutex);
   CuptiCollector* c = g_active.load();
   if (!c) return;  // stop() has finished; the pool owns and frees the buffer
   c->processor_.buffer_completed(context, stream_id, buffer, valid_bytes);
@@ -158,7 +164,10 @@ void CuptiCollector::stop() {
   // FORCED also completes buffers that are only partly filled.
   api_->activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   processor_.finish();
-  g_active.store(nullptr);
+  {
+    std::lock_guard<std::mutex> lock(g_callback_mutex);
+    g_active.store(nullptr);
+  }
   if (size_t refused = pool_.refusals(); refused > 0) {
     writer_.record(CounterEvent{"cupti.buffer_requests_refused", static_cast<int64_t>(refused)});
   }
