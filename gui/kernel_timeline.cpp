@@ -256,6 +256,40 @@ void KernelTimeline::revealName(int name) {
   update();
 }
 
+void KernelTimeline::stepInstance(int direction) {
+  if (!run_ || !selected_.valid()) return;
+  const auto& lanes = run_->kernels.lanes;
+  const KernelLane& current = lanes[static_cast<size_t>(selected_.lane)];
+  const uint32_t name = current.name[selected_.index];
+  const int64_t at = current.start[selected_.index];
+  // Per lane, the nearest instance strictly after (or before) the current one; ties on start
+  // time are broken by lane so stepping never stalls.
+  KernelRef best;
+  int64_t best_start = 0;
+  for (size_t l = 0; l < lanes.size(); ++l) {
+    const KernelLane& lane = lanes[l];
+    const int lane_index = static_cast<int>(l);
+    auto after = [&](int64_t s) { return s > at || (s == at && lane_index > selected_.lane); };
+    auto before = [&](int64_t s) { return s < at || (s == at && lane_index < selected_.lane); };
+    if (direction > 0) {
+      for (size_t i = static_cast<size_t>(std::lower_bound(lane.start.begin(), lane.start.end(), at) - lane.start.begin());
+           i < lane.size(); ++i) {
+        if (lane.name[i] != name || !after(lane.start[i]) || (lane_index == selected_.lane && i == selected_.index)) continue;
+        if (!best.valid() || lane.start[i] < best_start) best = {lane_index, i}, best_start = lane.start[i];
+        break;
+      }
+    } else {
+      size_t i = static_cast<size_t>(std::upper_bound(lane.start.begin(), lane.start.end(), at) - lane.start.begin());
+      while (i-- > 0) {
+        if (lane.name[i] != name || !before(lane.start[i]) || (lane_index == selected_.lane && i == selected_.index)) continue;
+        if (!best.valid() || lane.start[i] > best_start) best = {lane_index, i}, best_start = lane.start[i];
+        break;
+      }
+    }
+  }
+  if (best.valid()) selectKernel(best);
+}
+
 KernelTimeline::KernelRef KernelTimeline::kernelAt(QPoint pos) const {
   if (!run_ || pos.x() < kLabelWidth) return {};
   const int lane_index = (pos.y() - rowTop(3)) / kRowHeight;
@@ -478,6 +512,8 @@ void KernelTimeline::keyPressEvent(QKeyEvent* event) {
     case Qt::Key_Right: setView(view_start_ + span * 0.2, view_end_ + span * 0.2); break;
     case Qt::Key_0:
     case Qt::Key_Home: resetView(); break;
+    case Qt::Key_N: stepInstance(+1); break;
+    case Qt::Key_P: stepInstance(-1); break;
     case Qt::Key_Escape:
       if (!range_.empty()) setSelectedRange({});
       break;

@@ -35,6 +35,9 @@ class KernelTimeline : public QWidget {
   // Selects the longest instance of kernel `name` and scrolls it into view (table → timeline).
   void revealName(int name);
   void selectKernel(KernelRef ref);
+  // Next (+1) or previous (-1) instance of the selected kernel's name, in start order across
+  // lanes; keys N and P.
+  void stepInstance(int direction);
   int highlightedName() const { return highlight_name_; }
   KernelRef kernelAt(QPoint pos) const;
   // Where `ref` is drawn (centre of its bar), for tests and keyboard navigation.

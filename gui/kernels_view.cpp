@@ -17,9 +17,16 @@ KernelsView::KernelsView(QWidget* parent)
       model_(new KernelTableModel(this)),
       proxy_(new QSortFilterProxyModel(this)),
       table_(new QTableView),
-      range_label_(new QLabel) {
+      range_label_(new QLabel),
+      name_filter_(new QLineEdit) {
   proxy_->setSourceModel(model_);
   proxy_->setSortRole(KernelTableModel::SortRole);
+  proxy_->setFilterKeyColumn(KernelTableModel::Name);
+  proxy_->setFilterCaseSensitivity(Qt::CaseInsensitive);
+  name_filter_->setPlaceholderText("Filter kernels by name…");
+  name_filter_->setClearButtonEnabled(true);
+  name_filter_->setMaximumWidth(260);
+  connect(name_filter_, &QLineEdit::textChanged, proxy_, &QSortFilterProxyModel::setFilterFixedString);
   table_->setModel(proxy_);
   table_->setSortingEnabled(true);
   table_->sortByColumn(KernelTableModel::Total, Qt::DescendingOrder);
@@ -33,11 +40,11 @@ KernelsView::KernelsView(QWidget* parent)
   reset->setToolTip("Zoom out to the whole run (0)");
   auto* clear = new QPushButton("Clear range");
   clear->setToolTip("Show every kernel in the table again (Esc)");
-  auto* hint = new QLabel("Scroll: zoom · drag: pan · Shift+drag: select a time range · "
-                          "click: select a kernel");
+  auto* hint = new QLabel("Scroll: zoom · drag: pan · Shift+drag: range · click: select · N/P: next/previous");
   hint->setStyleSheet("color: palette(placeholder-text)");
   auto* bar = new QHBoxLayout;
   bar->addWidget(range_label_, 1);
+  bar->addWidget(name_filter_);
   bar->addWidget(hint);
   bar->addWidget(reset);
   bar->addWidget(clear);

@@ -2,6 +2,7 @@
 // selects it in the other; a time range selected on the timeline (Shift+drag) filters the table.
 #pragma once
 #include <QLabel>
+#include <QLineEdit>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTableView>
@@ -22,6 +23,7 @@ class KernelsView : public RunView {
   QTableView* table() const { return table_; }
   KernelTableModel* model() const { return model_; }
   QSortFilterProxyModel* proxy() const { return proxy_; }
+  QLineEdit* nameFilter() const { return name_filter_; }
   // Name of the kernel selected in the table, empty when none.
   QString selectedTableName() const;
 
@@ -35,6 +37,7 @@ class KernelsView : public RunView {
   QSortFilterProxyModel* proxy_;
   QTableView* table_;
   QLabel* range_label_;
+  QLineEdit* name_filter_;
   QSplitter* split_;
   bool syncing_ = false;  // guards the table ↔ timeline selection loop
 };

@@ -210,6 +210,24 @@ class ViewsTest : public QObject {
     const int64_t start = run->kernels.lanes[static_cast<size_t>(ref.lane)].start[ref.index];
     QVERIFY(start >= range.start_ns && start < range.end_ns);
     timeline->setSelectedRange({});
+
+    // N / P step through the instances of the selected kernel.
+    const auto& lanes = run->kernels.lanes;
+    auto start_of = [&](KernelTimeline::KernelRef r) { return lanes[static_cast<size_t>(r.lane)].start[r.index]; };
+    auto name_of = [&](KernelTimeline::KernelRef r) { return lanes[static_cast<size_t>(r.lane)].name[r.index]; };
+    const auto first = timeline->selectedKernel();
+    QTest::keyClick(timeline, Qt::Key_N);
+    const auto next = timeline->selectedKernel();
+    QCOMPARE(name_of(next), name_of(first));
+    QVERIFY(start_of(next) > start_of(first));
+    QTest::keyClick(timeline, Qt::Key_P);
+    QCOMPARE(start_of(timeline->selectedKernel()), start_of(first));
+
+    // The name filter narrows the summary table.
+    window_->kernels()->nameFilter()->setText("fused");
+    QCOMPARE(window_->kernels()->proxy()->rowCount(), 3);
+    window_->kernels()->nameFilter()->clear();
+    QCOMPARE(window_->kernels()->proxy()->rowCount(), 8);
   }
 
   void openingABigFileDoesNotBlock() {
