@@ -27,12 +27,12 @@ struct ExplainOptions {
 };
 
 struct SiteGroup {
-  const BreakSite* site = nullptr;
+  const GraphBreakSite* site = nullptr;
   int64_t count = 0;
   std::set<std::string> module_paths;
 };
 
-std::string site_key(const BreakSite& s) {
+std::string site_key(const GraphBreakSite& s) {
   return fmt::format("{}|{}|{}|{}", break_info(s.cause).id, s.loc.file, s.loc.line, s.loc.col);
 }
 
@@ -52,7 +52,7 @@ json explain_json(const CompiledModule& m, const std::string& db) {
       }
       if (entry->exit.kind != EntryExit::Kind::Break) continue;
       ++break_count;
-      const BreakSite& s = entry->exit.site;
+      const GraphBreakSite& s = entry->exit.site;
       const BreakInfo& info = break_info(s.cause);
       json stack = json::array();
       for (const auto& e : s.stack) {
@@ -115,7 +115,7 @@ std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const
     fmt::format_to(w, "\nGraph breaks\n");
     for (const auto& key : order) {
       const SiteGroup& g = sites[key];
-      const BreakSite& s = *g.site;
+      const GraphBreakSite& s = *g.site;
       const BreakInfo& info = break_info(s.cause);
       std::string paths;
       for (const auto& p : g.module_paths) paths += (paths.empty() ? "" : ", ") + p;

@@ -121,7 +121,7 @@ void CompiledModule::record_frame(Frame& frame) {
 }
 
 Frame& CompiledModule::successor(Frame& from, const CacheEntry& entry, const std::vector<bool>& outcome) {
-  const BreakSite& site = entry.exit.site;
+  const GraphBreakSite& site = entry.exit.site;
   // The key names the position, the layout of the values handed on, and the outcome.
   std::string key = entry.exit.resume.position_key() + "|" + entry.exit.resume.layout_key() + "|";
   for (bool b : outcome) key += b ? '1' : '0';
@@ -198,7 +198,7 @@ CacheEntry& CompiledModule::compile(Frame& frame, const std::vector<c10::IValue>
   if (entry->exit.kind == EntryExit::Kind::Break) {
     record_break(*entry);
     if (options_.fullgraph) {
-      const BreakSite& s = entry->exit.site;
+      const GraphBreakSite& s = entry->exit.site;
       const BreakInfo& info = break_info(s.cause);
       throw Error(ErrorKind::Check,
                   fmt::format("fullgraph: graph break {} ({}) at {}:{}: {}\n  {}\n  hint: {}", info.id,
@@ -213,7 +213,7 @@ CacheEntry& CompiledModule::compile(Frame& frame, const std::vector<c10::IValue>
 
 void CompiledModule::record_break(const CacheEntry& entry) {
   ++stats_.graph_breaks;
-  const BreakSite& s = entry.exit.site;
+  const GraphBreakSite& s = entry.exit.site;
   const BreakInfo& info = break_info(s.cause);
   log(LogChannel::GraphBreaks, "graph break {} ({}) at {}:{}{}: {}\n    {}\n  hint: {}", info.id,
       info.type, s.loc.file, s.loc.line, s.module_path.empty() ? "" : " in " + s.module_path, s.reason,

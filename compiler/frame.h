@@ -35,7 +35,7 @@ struct ResultTemplate {
   c10::TypePtr element_type;
 };
 
-struct BreakSite {
+struct GraphBreakSite {
   BreakCause cause = BreakCause::UnsupportedOp;
   const torch::jit::Node* node = nullptr;
   std::string op;
@@ -49,7 +49,7 @@ struct EntryExit {
   enum class Kind { Return, Break };
   Kind kind = Kind::Return;
   ResultTemplate result;                  // Return
-  BreakSite site;                         // Break
+  GraphBreakSite site;                         // Break
   bool run_node = true;                   // false: the graph ends before the node and the
                                           // resume frame starts at it (a shape it must re-read)
   std::vector<ValueSource> node_inputs;   // the breaking node's inputs

@@ -156,7 +156,8 @@ GuardFailure GuardSet::explain_failure(const std::vector<c10::IValue>& inputs,
       case GuardKind::Attribute:
         f.expected = ivalue_text(g.attr_value);
         f.actual = ivalue_text(g.object->getSlot(g.attr_slot));
-        f.message = fmt::format("attribute {} changed: expected {}, actual {}", g.text, f.expected, f.actual);
+        f.message = fmt::format("attribute {} changed: expected {}, actual {}", g.text.substr(0, g.text.find(" ==")),
+                                f.expected, f.actual);
         break;
       case GuardKind::GradMode:
         f.expected = g.expected ? "enabled" : "disabled";

@@ -405,7 +405,7 @@ void Tracer::build_break_exit(MachineState& state, const Node* node, BreakCause 
   EntryExit& exit = out_.exit;
   exit.kind = EntryExit::Kind::Break;
   exit.run_node = !resume_at_node;
-  BreakSite& site = exit.site;
+  GraphBreakSite& site = exit.site;
   site.cause = cause;
   site.node = node;
   site.op = node->kind().toQualString();

@@ -1,0 +1,74 @@
+// Helpers for compiler tests: sample models built by the samples target, compiled modules, and
+// comparisons with the uncompiled module.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include "compiler/compiled_module.h"
+#include "compiler/input_generator.h"
+#include "compiler/model_loader.h"
+
+namespace tcprof::testing {
+
+inline std::string sample(const std::string& name) {
+  return std::string(TCPROF_SAMPLES_DIR) + "/" + name + ".pt";
+}
+
+inline std::vector<c10::IValue> inputs_for(const std::vector<std::string>& specs, int64_t call = 0,
+                                           const std::vector<std::string>& vary = {}) {
+  std::vector<InputSpec> parsed;
+  for (const auto& s : specs) parsed.push_back(parse_input_spec(s));
+  std::vector<VarySpec> v;
+  for (const auto& s : vary) v.push_back(parse_vary_spec(s));
+  return InputGenerator(parsed, v, 0).make(call);
+}
+
+// Outputs must equal the uncompiled module's (the eager backend runs the same kernels).
+inline void expect_same_output(const c10::IValue& compiled, const c10::IValue& eager) {
+  if (compiled.isTensor()) {
+    ASSERT_TRUE(eager.isTensor());
+    EXPECT_EQ(compiled.toTensor().sizes(), eager.toTensor().sizes());
+    EXPECT_TRUE(at::allclose(compiled.toTensor(), eager.toTensor(), 1e-5, 1e-6))
+        << "max abs diff " << (compiled.toTensor() - eager.toTensor()).abs().max().item<double>();
+  } else if (compiled.isTuple()) {
+    ASSERT_TRUE(eager.isTuple());
+    const auto& a = compiled.toTupleRef().elements();
+    const auto& b = eager.toTupleRef().elements();
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) expect_same_output(a[i], b[i]);
+  } else {
+    EXPECT_EQ(compiled.tagKind(), eager.tagKind());
+  }
+}
+
+struct BreakSummary {
+  std::string type, id, file;
+  int line = 0;
+  std::string module_path;
+};
+
+inline std::vector<BreakSummary> breaks_of(const CompiledModule& m) {
+  std::vector<BreakSummary> out;
+  for (const auto& f : m.frames()) {
+    for (const auto& e : f->entries) {
+      if (e->exit.kind != EntryExit::Kind::Break) continue;
+      const auto& s = e->exit.site;
+      const auto& info = break_info(s.cause);
+      out.push_back({std::string(info.type), std::string(info.id),
+                     s.loc.file.substr(s.loc.file.find_last_of('/') + 1), s.loc.line, s.module_path});
+    }
+  }
+  return out;
+}
+
+inline int64_t graph_count(const CompiledModule& m) {
+  int64_t n = 0;
+  for (const auto& f : m.frames()) n += static_cast<int64_t>(f->entries.size());
+  return n;
+}
+
+}  // namespace tcprof::testing

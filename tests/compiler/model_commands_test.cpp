@@ -1,0 +1,93 @@
+// `tcprof explain` and `tcprof run` as users and scripts call them: JSON keys per PRODUCT.md and
+// what the database holds afterwards.
+#include <nlohmann/json.hpp>
+
+#include "core/run_reader.h"
+#include "tests/compiler/compiler_test_support.h"
+#include "tests/test_support.h"
+
+namespace tcprof {
+namespace {
+
+using testing::run_command;
+using testing::sample;
+using testing::TempDir;
+
+TEST(ExplainCommand, JsonHasTheContractKeys) {
+  TempDir dir;
+  std::string db = dir.file("explain.db");
+  auto r = run_command(std::string(TCPROF_BIN) + " explain " + sample("submodule_break") +
+                       " --input 'f32[4,8]' --json --db " + db + " 2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  for (const char* key : {"graph_count", "graph_break_count", "op_count", "graphs", "breaks", "guards", "compile_time_ms"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["graph_count"], 3);
+  EXPECT_EQ(j["graph_break_count"], 2);
+  const auto& b = j["breaks"][0];
+  for (const char* key : {"type", "id", "op", "reason", "hint", "file", "line", "column", "source", "module_path", "stack"}) {
+    EXPECT_TRUE(b.contains(key)) << key;
+  }
+  EXPECT_EQ(b["id"], "TCB0001");
+  EXPECT_EQ(b["line"], 72);
+  EXPECT_EQ(b["module_path"], "blocks.0.attn");
+  EXPECT_EQ(b["stack"].size(), 3u);
+  for (const char* key : {"id", "op_count", "ops"}) EXPECT_TRUE(j["graphs"][0].contains(key)) << key;
+  for (const char* key : {"kind", "expr", "file", "line"}) EXPECT_TRUE(j["guards"][0].contains(key)) << key;
+  // The same facts are in the database.
+  RunReader reader(db);
+  auto runs = reader.runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].command, "explain");
+  EXPECT_EQ(runs[0].status, "finished");
+  EXPECT_EQ(runs[0].model_sha256.size(), 64u);
+  auto sites = reader.break_sites(runs[0].id);
+  ASSERT_EQ(sites.size(), 2u);  // one per module path
+  EXPECT_EQ(sites[0].line, 72);
+  EXPECT_EQ(reader.summary(runs[0].id).graphs, 3);
+}
+
+TEST(ExplainCommand, TextShowsSourceLineAndHint) {
+  TempDir dir;
+  auto r = run_command(std::string(TCPROF_BIN) + " explain " + sample("data_dependent_branch") +
+                       " --input 'f32[4,8]' --db " + dir.file("e.db"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("TCB0004 data_dependent_branch"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("| if y.sum() > 0:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("hint: use torch.where"), std::string::npos) << r.output;
+}
+
+TEST(RunCommand, JsonCountsMatchTheRecompileStory) {
+  TempDir dir;
+  std::string db = dir.file("run.db");
+  auto r = run_command(std::string(TCPROF_BIN) + " run " + sample("gpt_tiny") +
+                       " --input 'i64[2,16](0,512)' --vary 0:1=8..40 --iters 8 --verify --json --db " + db);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output);
+  for (const char* key : {"calls", "compiles", "recompiles", "guard_failures", "graph_breaks", "cache_entries",
+                          "eager_calls", "recompile_limit_hits", "ms_per_call", "db"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["calls"], 8);
+  EXPECT_EQ(j["compiles"], 2);
+  EXPECT_EQ(j["recompiles"], 1);
+  EXPECT_EQ(j["graph_breaks"], 0);
+  EXPECT_EQ(j["db"], db);
+  RunReader reader(db);
+  auto calls = reader.calls(reader.runs()[0].id);
+  ASSERT_EQ(calls.size(), 8u);
+  EXPECT_EQ(calls[0].path, "compiled");
+  EXPECT_EQ(calls[0].input_shapes.rfind("[[2,", 0), 0u) << calls[0].input_shapes;
+}
+
+TEST(RunCommand, DefaultDatabaseGoesToTcprofRuns) {
+  TempDir dir;
+  auto r = run_command("cd " + dir.path().string() + " && " + TCPROF_BIN + " run " + sample("cnn") +
+                       " --input 'f32[1,3,16,16]' --iters 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Recorded in tcprof-runs/cnn-"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace tcprof

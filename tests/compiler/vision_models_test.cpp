@@ -1,0 +1,30 @@
+// torchvision classification models capture whole: zero breaks, outputs equal to eager.
+#include "tests/compiler/compiler_test_support.h"
+
+namespace tcprof {
+namespace {
+
+using testing::breaks_of;
+using testing::expect_same_output;
+using testing::graph_count;
+using testing::inputs_for;
+using testing::sample;
+
+class VisionModels : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(VisionModels, ZeroBreaksOneGraphSameOutput) {
+  CompiledModule m(load_model(sample(GetParam())), CompileOptions{}, nullptr);
+  auto in = inputs_for({"f32[1,3,224,224]"});
+  expect_same_output(m.call(in), m.call_eager(in));
+  EXPECT_TRUE(breaks_of(m).empty());
+  EXPECT_EQ(graph_count(m), 1);
+  // The cached graph serves the next call.
+  auto again = inputs_for({"f32[1,3,224,224]"}, 1);
+  expect_same_output(m.call(again), m.call_eager(again));
+  EXPECT_EQ(m.stats().compiles, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Torchvision, VisionModels, ::testing::Values("resnet18", "mobilenet_v2"));
+
+}  // namespace
+}  // namespace tcprof
