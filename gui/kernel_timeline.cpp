@@ -79,7 +79,7 @@ struct RowPainter {
         p.setPen(QColor(0, 0, 0, 60));
         p.drawRect(r);
       }
-      if (r.width() > 40) {
+      if (r.width() > 60) {  // room for a few characters, else the colour says enough
         p.setPen(QColor(0x20, 0x20, 0x20));
         const QRectF text = r.adjusted(3, 0, -3, 0).intersected(QRectF(x_left, r.y(), 1e9, r.height()));
         p.drawText(text, Qt::AlignVCenter | Qt::AlignLeft,
@@ -214,6 +214,7 @@ void KernelTimeline::setSelectedRange(TimeRange range) {
 
 void KernelTimeline::selectKernel(KernelRef ref) {
   selected_ = ref;
+  emit selectionChanged();
   if (ref.valid() && run_) {
     const KernelLane& lane = run_->kernels.lanes[static_cast<size_t>(ref.lane)];
     highlight_name_ = static_cast<int>(lane.name[ref.index]);

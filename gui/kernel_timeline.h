@@ -52,6 +52,7 @@ class KernelTimeline : public QWidget {
  signals:
   void kernelSelected(int name);          // timeline → table
   void rangeSelected(tcprof::TimeRange);  // empty range = cleared
+  void selectionChanged();                // selectedKernel() changed (any cause)
 
  protected:
   void paintEvent(QPaintEvent* event) override;

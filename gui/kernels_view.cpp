@@ -18,13 +18,15 @@ KernelsView::KernelsView(QWidget* parent)
       proxy_(new QSortFilterProxyModel(this)),
       table_(new QTableView),
       range_label_(new QLabel),
-      name_filter_(new QLineEdit) {
+      name_filter_(new QLineEdit),
+      selection_label_(new QLabel) {
   proxy_->setSourceModel(model_);
   proxy_->setSortRole(KernelTableModel::SortRole);
   proxy_->setFilterKeyColumn(KernelTableModel::Name);
   proxy_->setFilterCaseSensitivity(Qt::CaseInsensitive);
   name_filter_->setPlaceholderText("Filter kernels by name…");
   name_filter_->setClearButtonEnabled(true);
+  name_filter_->setMinimumWidth(200);
   name_filter_->setMaximumWidth(260);
   connect(name_filter_, &QLineEdit::textChanged, proxy_, &QSortFilterProxyModel::setFilterFixedString);
   table_->setModel(proxy_);
@@ -42,10 +44,14 @@ KernelsView::KernelsView(QWidget* parent)
   clear->setToolTip("Show every kernel in the table again (Esc)");
   auto* hint = new QLabel("Scroll: zoom · drag: pan · Shift+drag: range · click: select · N/P: next/previous");
   hint->setStyleSheet("color: palette(placeholder-text)");
+  // Labels give way first when the window is narrow (they must not set its minimum width).
+  hint->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  range_label_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  selection_label_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   auto* bar = new QHBoxLayout;
-  bar->addWidget(range_label_, 1);
+  bar->addWidget(range_label_, 2);
   bar->addWidget(name_filter_);
-  bar->addWidget(hint);
+  bar->addWidget(hint, 3);
   bar->addWidget(reset);
   bar->addWidget(clear);
 
@@ -53,8 +59,16 @@ KernelsView::KernelsView(QWidget* parent)
   scroll->setWidget(timeline_);
   scroll->setWidgetResizable(true);
   scroll->setFrameShape(QFrame::NoFrame);
+  selection_label_->setTextFormat(Qt::RichText);
+  selection_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* top = new QWidget;  // timeline with the selected kernel's details under it
+  auto* top_layout = new QVBoxLayout(top);
+  top_layout->setContentsMargins(0, 0, 0, 0);
+  top_layout->setSpacing(2);
+  top_layout->addWidget(scroll, 1);
+  top_layout->addWidget(selection_label_);
   split_ = new QSplitter(Qt::Vertical);
-  split_->addWidget(scroll);
+  split_->addWidget(top);
   split_->addWidget(table_);
   split_->setStretchFactor(0, 1);
   split_->setStretchFactor(1, 1);
@@ -67,6 +81,7 @@ KernelsView::KernelsView(QWidget* parent)
   connect(clear, &QPushButton::clicked, this, [this] { timeline_->setSelectedRange({}); });
   connect(timeline_, &KernelTimeline::rangeSelected, this, &KernelsView::applyRange);
   connect(timeline_, &KernelTimeline::kernelSelected, this, &KernelsView::selectNameInTable);
+  connect(timeline_, &KernelTimeline::selectionChanged, this, &KernelsView::updateSelectionLabel);
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& current) {
             if (syncing_ || !current.isValid()) return;
@@ -81,10 +96,11 @@ void KernelsView::setRun(const RunDataPtr& run) {
   const bool same_run = run_ && run && run_->path == run->path && run_->run.id == run->run.id;
   run_ = run;
   timeline_->setRun(run, same_run);
+  updateSelectionLabel();
   if (!same_run) {
     // Give the timeline the height its lanes need (up to 60%), the table the rest.
     const int total = std::max(400, split_->height());
-    const int timeline = std::min(timeline_->sizeHint().height() + 6, total * 6 / 10);
+    const int timeline = std::min(timeline_->sizeHint().height() + 30, total * 6 / 10);
     split_->setSizes({timeline, total - timeline});
   }
   applyRange(same_run ? timeline_->selectedRange() : TimeRange{});
@@ -113,6 +129,22 @@ void KernelsView::updateRangeLabel() {
                       .arg(format_count(instances),
                            format_ns(static_cast<double>(r.start_ns) - origin),
                            format_ns(static_cast<double>(r.end_ns) - origin)));
+}
+
+void KernelsView::updateSelectionLabel() {
+  const KernelTimeline::KernelRef ref = timeline_->selectedKernel();
+  if (!run_ || !ref.valid()) {
+    selection_label_->setText("<span style='color:#666'>No kernel selected: click one, or pick a row below.</span>");
+    return;
+  }
+  const KernelLane& lane = run_->kernels.lanes[static_cast<size_t>(ref.lane)];
+  const uint32_t name = lane.name[ref.index];
+  const double origin = static_cast<double>(run_->time_range.start_ns);
+  selection_label_->setText(QString("Selected <b>%1</b> (%2) · %3 · starts at %4 · %5 · graph %6 · N/P: other instances")
+                                .arg(html_escape(run_->kernels.names[name]), run_->kernels.kinds[name],
+                                     format_ns(static_cast<double>(lane.duration[ref.index])),
+                                     format_ns(static_cast<double>(lane.start[ref.index]) - origin), lane.label)
+                                .arg(lane.graph_id[ref.index] & 0xffffffff));
 }
 
 void KernelsView::selectNameInTable(int name) {

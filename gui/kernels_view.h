@@ -24,6 +24,7 @@ class KernelsView : public RunView {
   KernelTableModel* model() const { return model_; }
   QSortFilterProxyModel* proxy() const { return proxy_; }
   QLineEdit* nameFilter() const { return name_filter_; }
+  QString selectionText() const { return selection_label_->text(); }
   // Name of the kernel selected in the table, empty when none.
   QString selectedTableName() const;
 
@@ -31,6 +32,7 @@ class KernelsView : public RunView {
   void applyRange(TimeRange range);
   void selectNameInTable(int name);
   void updateRangeLabel();
+  void updateSelectionLabel();
 
   KernelTimeline* timeline_;
   KernelTableModel* model_;
@@ -38,6 +40,7 @@ class KernelsView : public RunView {
   QTableView* table_;
   QLabel* range_label_;
   QLineEdit* name_filter_;
+  QLabel* selection_label_;
   QSplitter* split_;
   bool syncing_ = false;  // guards the table ↔ timeline selection loop
 };
