@@ -1,6 +1,10 @@
 // CpuProfiler in each mode, recorded through a real RunWriter and read back with RunReader.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <thread>
+#include <vector>
+
 #include "core/run_reader.h"
 #include "core/run_writer.h"
 #include "profiler/cpu_profiler.h"
@@ -175,6 +179,34 @@ TEST(CpuProfiler, WindowLeftOpenIsWrittenAtDestruction) {
   auto rows = r.kernel_summaries(r.runs().at(0).id);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].count, 1);
+}
+
+TEST(CpuProfiler, OnePerThreadSharingOneWriter) {
+  TempDir dir;
+  std::string db = dir.file("threads.db");
+  {
+    RunWriter w(db, info());
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&w, t] {
+        CpuProfiler p(&w, t % 2 ? ProfileMode::Full : ProfileMode::Summary, t);
+        KernelKey k = p.key("k" + std::to_string(t), "generated");
+        for (int call = 0; call < 50; ++call) {
+          p.begin_call(w.next_id());
+          for (int i = 0; i < 20; ++i) p.record(k, 0, call * 100 + i, 1 + i);
+          p.end_call();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+  }
+  RunReader r(db);
+  Id run = r.runs().at(0).id;
+  EXPECT_EQ(r.summary(run).kernels, 2 * 50 * 20);       // threads 1 and 3: full
+  EXPECT_EQ(r.kernel_summaries(run).size(), 2u * 50);  // threads 0 and 2: one row per call
+  auto stats = r.kernel_stats(run);
+  ASSERT_EQ(stats.size(), 4u);
+  for (const auto& s : stats) EXPECT_EQ(s.instances, 1000) << s.name;
 }
 
 }  // namespace
