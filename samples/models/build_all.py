@@ -16,6 +16,7 @@ def main():
     outdir = sys.argv[1]
     os.makedirs(outdir, exist_ok=True)
     breaks.build(outdir)
+    breaks.build_extra(outdir)
     gpt.build(outdir)
     cnn.build(outdir)
     if "--skip-vision" not in sys.argv:
