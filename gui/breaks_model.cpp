@@ -1,5 +1,6 @@
 #include "gui/breaks_model.h"
 
+#include <QFileInfo>
 #include <set>
 
 namespace tcprof::gui {
@@ -36,7 +37,7 @@ QVariant BreaksModel::data(const QModelIndex& index, int role) const {
     return int(Qt::AlignRight | Qt::AlignVCenter);
   }
   if (role == Qt::ToolTipRole) {
-    return QString("%1\nHint: %2").arg(q(s.reason), q(s.hint));
+    return QString("%1:%2\n%3\nHint: %4").arg(q(s.file)).arg(s.line).arg(q(s.reason), q(s.hint));
   }
   if (role != Qt::DisplayRole && role != SortRole) return {};
   switch (index.column()) {
@@ -47,7 +48,8 @@ QVariant BreaksModel::data(const QModelIndex& index, int role) const {
     case Module: return s.module_path.empty() ? QString("(root)") : q(s.module_path);
     case Location:
       if (role == SortRole) return QString("%1:%2").arg(q(s.file)).arg(s.line, 8, 10, QChar('0'));
-      return s.file.empty() ? QString("?") : QString("%1:%2").arg(q(s.file)).arg(s.line);
+      // The file name is what users scan for; the full path is in the tooltip and details.
+      return s.file.empty() ? QString("?") : QString("%1:%2").arg(QFileInfo(q(s.file)).fileName()).arg(s.line);
     case Reason: return q(s.reason);
     default: return {};
   }

@@ -123,6 +123,10 @@ void KernelsView::updateRangeLabel() {
   const double origin = run_ ? static_cast<double>(run_->time_range.start_ns) : 0;
   int64_t instances = 0;
   for (int i = 0; i < model_->rowCount(); ++i) instances += model_->summaryRow(i).instances;
+  if (run_ && run_->kernels.total == 0) {
+    range_label_->setText("<b>No kernels recorded</b> in this run: calls and compiles only");
+    return;
+  }
   range_label_->setText(
       r.empty() ? QString("<b>%1</b> kernels, %2 names").arg(format_count(instances)).arg(model_->rowCount())
                 : QString("<b>%1</b> kernels starting in %2 – %3")

@@ -215,6 +215,10 @@ void RecompilesView::showRecompile(int row) {
 }
 
 void RecompilesView::showGuardSource(const GuardFailureRow& f) {
+  if (f.guard_file.empty() || f.guard_line <= 0) {
+    source_->clearSource(QString("The run did not record which source line created guard %1.").arg(q(f.guard_expr)));
+    return;
+  }
   const QStringList dirs = {QFileInfo(run_->path).absolutePath(),
                             QFileInfo(q(run_->run.model_path)).absolutePath()};
   const QString text = SourceView::readSourceFile(q(f.guard_file), dirs);
