@@ -302,6 +302,8 @@ class RunTrace {
 
   void collect_kernels() {
     std::map<int, Segment> segments;
+    // Flow ends sit in the middle of their slices: an arrow bound exactly at a slice's start
+    // could be read before the slice opens, depending on how a viewer orders equal timestamps.
     std::unordered_map<int64_t, std::pair<int, int64_t>> launches;  // correlation -> (tid, ts)
     std::vector<std::tuple<int64_t, int, int64_t>> targets;          // (correlation, tid, ts)
     reader_.for_each_kernel(run_.id, [&](const KernelRow& k) {
@@ -319,9 +321,9 @@ class RunTrace {
       slices_.push_back(s);
       if (k.correlation_id != 0) {
         if (is_api_kind(k.kind)) {
-          launches[k.correlation_id] = {tid, k.start_ns};
+          launches[k.correlation_id] = {tid, k.start_ns + k.duration_ns / 2};
         } else if (is_gpu_device(k.device)) {
-          targets.emplace_back(k.correlation_id, tid, k.start_ns);
+          targets.emplace_back(k.correlation_id, tid, k.start_ns + k.duration_ns / 2);
         }
       }
       if (is_api_kind(k.kind) || is_gpu_device(k.device)) return;

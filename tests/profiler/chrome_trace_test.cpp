@@ -152,6 +152,20 @@ std::map<std::pair<int, int>, Track> check_format(const json& doc) {
   return tracks;
 }
 
+// The innermost X slice on the event's track whose span strictly contains its ts.
+const json* innermost_slice_at(const json& doc, const json& event) {
+  const json* best = nullptr;
+  double ts = event["ts"];
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] != "X" || e["pid"] != event["pid"] || e["tid"] != event["tid"]) continue;
+    double start = e["ts"], end = start + e["dur"].get<double>();
+    if (start < ts && ts < end && (!best || e["dur"].get<double>() < (*best)["dur"].get<double>())) {
+      best = &e;
+    }
+  }
+  return best;
+}
+
 json export_with_cli(const std::string& db, const std::string& out, const std::string& extra = "") {
   auto r = testing::run_command(std::string(TCPROF_BIN) + " export " + db + " --chrome " + out +
                                 extra, true);
@@ -216,6 +230,14 @@ TEST(ChromeTrace, SyntheticAndGpuRunsFollowTheFormat) {
     EXPECT_EQ(s["tid"], (*launch)["tid"]);
     EXPECT_EQ(e["tid"], (*gpu)["tid"]);
     EXPECT_LE(s["ts"].get<double>(), e["ts"].get<double>());
+    // Each end lies inside the slice it binds to: the launch, and the kernel (bp=e).
+    const json* from = innermost_slice_at(doc, s);
+    const json* to = innermost_slice_at(doc, e);
+    ASSERT_NE(from, nullptr);
+    ASSERT_NE(to, nullptr);
+    EXPECT_EQ((*from)["name"], "cudaLaunchKernel");
+    EXPECT_EQ((*to)["name"], "triton_fused_add");
+    EXPECT_EQ((*from)["args"]["correlation_id"], (*to)["args"]["correlation_id"]);
   }
   // Thread names say what each track is.
   std::set<std::string> names;
