@@ -168,12 +168,14 @@ void add_explain_command(CLI::App& app) {
   cmd->callback([o] {
     if (o->iters < 1) throw Error(ErrorKind::Usage, "--iters must be at least 1");
     ModelSession s = open_model_session(o->model, "explain", config_json(o->model, fmt::format("{{\"iters\":{}}}", o->iters)));
-    CompiledModule m(s.model, s.compile, s.writer.get());
+    CompiledModule m(s.model, s.compile, s.writer.get(), s.profiler.get());
     try {
       for (int64_t i = 0; i < o->iters; ++i) m.call(s.inputs->make(i));
     } catch (const Error& e) {
+      s.profiler.reset();
       fail_session(s, e);
     }
+    s.profiler.reset();  // writes what a window still holds before the run closes
     s.writer->close("finished");
     if (o->model.json) {
       std::cout << explain_json(m, s.db_path).dump(2) << "\n";

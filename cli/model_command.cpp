@@ -33,6 +33,9 @@ void add_model_options(CLI::App* cmd, ModelOptions& o, bool compile_flags) {
       ->capture_default_str();
   cmd->add_option("--dynamic", o.dynamic, "Mark dimension D of input I dynamic from the first compile: I:D");
   cmd->add_option("--backend", o.backend, "eager (op by op through LibTorch)")->capture_default_str();
+  cmd->add_option("--profile", o.profile,
+                  "Kernel timing: off, summary (aggregates per call, cheap) or full (every launch)")
+      ->capture_default_str();
 }
 
 void fail_session(ModelSession& s, const Error& e) {
@@ -81,7 +84,10 @@ ModelSession open_model_session(const ModelOptions& o, const std::string& comman
   info.libtorch_version = libtorch_version();
   info.config_json = config_json;
   s.db_path = o.db.empty() ? default_db_path(o.model) : o.db;
+  auto mode = parse_profile_mode(o.profile);
+  if (!mode) throw Error(ErrorKind::Usage, fmt::format("unknown --profile '{}' (use off, summary or full)", o.profile));
   s.writer = std::make_unique<RunWriter>(s.db_path, info);
+  s.profiler = std::make_unique<CpuProfiler>(s.writer.get(), *mode);
   return s;
 }
 
@@ -95,6 +101,7 @@ std::string config_json(const ModelOptions& o, const std::string& extra_json) {
                       {"dynamic", o.dynamic},       {"seed", o.seed},
                       {"stance", o.stance},         {"fullgraph", o.fullgraph},
                       {"recompile_limit", o.recompile_limit}, {"backend", o.backend},
+                      {"profile", o.profile},
                       {"threads", intra_op_threads()}};
   auto extra = nlohmann::json::parse(extra_json, nullptr, false);
   if (extra.is_object()) j.update(extra);

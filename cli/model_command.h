@@ -11,6 +11,7 @@
 #include "compiler/model_loader.h"
 #include "core/error.h"
 #include "core/run_writer.h"
+#include "profiler/cpu_profiler.h"
 
 namespace CLI {
 class App;
@@ -29,6 +30,7 @@ struct ModelOptions {
   bool fullgraph = false;
   int recompile_limit = 8;
   std::string backend = "eager";
+  std::string profile = "summary";
   std::string db;
   bool json = false;
 };
@@ -42,6 +44,7 @@ struct ModelSession {
   CompileOptions compile;
   std::unique_ptr<InputGenerator> inputs;
   std::unique_ptr<RunWriter> writer;
+  std::unique_ptr<CpuProfiler> profiler;
   std::string db_path;
 };
 

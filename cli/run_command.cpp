@@ -84,7 +84,7 @@ void add_run_command(CLI::App& app) {
     if (o->iters < 1) throw Error(ErrorKind::Usage, "--iters must be at least 1");
     ModelSession s = open_model_session(
         o->model, "run", config_json(o->model, fmt::format("{{\"iters\":{},\"verify\":{}}}", o->iters, o->verify)));
-    CompiledModule m(s.model, s.compile, s.writer.get());
+    CompiledModule m(s.model, s.compile, s.writer.get(), s.profiler.get());
     ProgressBar bar("run", o->iters);
     int64_t total_ns = 0;
     try {
@@ -103,9 +103,11 @@ void add_run_command(CLI::App& app) {
       }
     } catch (const Error& e) {
       bar.finish();
+      s.profiler.reset();
       fail_session(s, e);
     }
     bar.finish();
+    s.profiler.reset();  // writes what a window still holds before the run closes
     s.writer->close("finished");
     const RuntimeStats& st = m.stats();
     double ms_per_call = static_cast<double>(total_ns) / 1e6 / static_cast<double>(o->iters);

@@ -18,18 +18,22 @@ struct Node;
 
 namespace tcprof {
 
+class CpuProfiler;
+
 class CompiledGraph {
  public:
   virtual ~CompiledGraph() = default;
-  // Runs with the frame's inputs; returns the values of graph.outputs.
-  virtual std::vector<c10::IValue> run(const std::vector<c10::IValue>& inputs) = 0;
+  // Runs with the frame's inputs; returns the values of graph.outputs. Each kernel launch is
+  // timed through the profiler given at compile time, attributed to `graph_id`.
+  virtual std::vector<c10::IValue> run(const std::vector<c10::IValue>& inputs, int64_t graph_id = 0) = 0;
 };
 
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
-  virtual std::unique_ptr<CompiledGraph> compile(const CapturedGraph& graph) = 0;
+  // `profiler` may be null (no timing).
+  virtual std::unique_ptr<CompiledGraph> compile(const CapturedGraph& graph, CpuProfiler* profiler) = 0;
 };
 
 std::unique_ptr<Backend> make_eager_backend();

@@ -1,6 +1,7 @@
 #include "compiler/compiled_module.h"
 
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -75,13 +76,20 @@ c10::IValue value_from(const ValueSource& s, const std::vector<c10::IValue>& out
 
 }  // namespace
 
-CompiledModule::CompiledModule(const LoadedModel& model, CompileOptions options, RunWriter* writer)
+CompiledModule::CompiledModule(const LoadedModel& model, CompileOptions options, RunWriter* writer,
+                               CpuProfiler* profiler)
     : model_(model),
       options_(std::move(options)),
       writer_(writer),
+      profiler_(profiler),
       program_(model.module, model.method),
       tracer_(program_),
-      backend_(make_backend(options_.backend)) {}
+      backend_(make_backend(options_.backend)) {
+  if (profiler_) {
+    guard_key_ = profiler_->key("guard_check", "guard");
+    eager_call_key_ = profiler_->key(model.method + " (eager)", "eager");
+  }
+}
 
 CompiledModule::~CompiledModule() = default;
 
@@ -151,6 +159,8 @@ Frame& CompiledModule::successor(Frame& from, const CacheEntry& entry, const std
 }
 
 CacheEntry* CompiledModule::lookup(Frame& frame, const std::vector<c10::IValue>& values) {
+  std::optional<CpuProfiler::Scope> timed;
+  if (profiler_ && profiler_->enabled()) timed.emplace(*profiler_, guard_key_, 0);
   for (auto it = frame.entries.rbegin(); it != frame.entries.rend(); ++it) {
     if ((*it)->guards.check(values)) return it->get();
   }
@@ -168,7 +178,7 @@ CacheEntry& CompiledModule::compile(Frame& frame, const std::vector<c10::IValue>
   entry->guards = std::move(outcome.guards);
   entry->exit = std::move(outcome.exit);
   *capture_outputs = std::move(outcome.output_values);
-  entry->compiled = backend_->compile(entry->graph);
+  entry->compiled = backend_->compile(entry->graph, profiler_);
   int64_t done = now_ns();
   ++stats_.compiles;
   stats_.compile_ns += done - start;
@@ -251,6 +261,8 @@ std::vector<c10::IValue> CompiledModule::run_break(const EntryExit& exit, const 
     return {};
   }
   try {
+    std::optional<CpuProfiler::Scope> timed;
+    if (profiler_ && profiler_->enabled()) timed.emplace(*profiler_, profiler_->key(exit.site.op, "eager"), 0);
     run_node(node, stack);
   } catch (const c10::Error& e) {
     throw Error(ErrorKind::Input, fmt::format("the model raised at {}:{}: {}", exit.site.loc.file,
@@ -274,12 +286,15 @@ c10::IValue CompiledModule::call(const std::vector<c10::IValue>& inputs) {
   int64_t start = now_ns();
   Frame& root = root_frame();
   Id root_compile = 0;
+  if (profiler_) profiler_->begin_call(call_id);
   std::string path = "compiled";
   c10::IValue result;
 
   bool eager_call = options_.stance == Stance::ForceEager ||
                     (options_.stance == Stance::EagerThenCompile && stats_.calls == 1);
   if (eager_call) {
+    std::optional<CpuProfiler::Scope> timed;
+    if (profiler_ && profiler_->enabled()) timed.emplace(*profiler_, eager_call_key_, 0);
     result = call_eager(inputs);
     path = "eager";
   } else {
@@ -290,7 +305,7 @@ c10::IValue CompiledModule::call(const std::vector<c10::IValue>& inputs) {
       std::vector<c10::IValue> outputs;
       if (entry) {
         ++entry->hits;
-        outputs = entry->compiled->run(values);
+        outputs = entry->compiled->run(values, entry->graph_store_id);
       } else {
         std::string reason = "first call";
         std::vector<std::string> messages;
@@ -370,6 +385,7 @@ c10::IValue CompiledModule::call(const std::vector<c10::IValue>& inputs) {
       values = std::move(next_values);
     }
   }
+  if (profiler_) profiler_->end_call();
   if (path != "compiled") ++stats_.eager_calls;
   if (writer_) {
     writer_->record(CallEvent{call_id, root.store_id, root_compile, start, now_ns() - start, path,

@@ -13,6 +13,7 @@
 #include "compiler/model_loader.h"
 #include "compiler/program.h"
 #include "compiler/tracer.h"
+#include "profiler/cpu_profiler.h"
 
 namespace tcprof {
 
@@ -26,8 +27,10 @@ struct RuntimeStats {
 
 class CompiledModule {
  public:
-  // `writer` may be null: nothing is recorded then.
-  CompiledModule(const LoadedModel& model, CompileOptions options, RunWriter* writer);
+  // `writer` may be null: nothing is recorded then. `profiler` (may be null) times every kernel,
+  // guard check and eager op of each call.
+  CompiledModule(const LoadedModel& model, CompileOptions options, RunWriter* writer,
+                 CpuProfiler* profiler = nullptr);
   ~CompiledModule();
 
   // Runs one call. Throws Error(Check) for fullgraph breaks and fail_on_recompile, Error(Input)
@@ -57,6 +60,8 @@ class CompiledModule {
   LoadedModel model_;
   CompileOptions options_;
   RunWriter* writer_;
+  CpuProfiler* profiler_;
+  KernelKey guard_key_, eager_call_key_;
   Program program_;
   Tracer tracer_;
   std::unique_ptr<Backend> backend_;

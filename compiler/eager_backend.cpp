@@ -7,6 +7,7 @@
 
 #include "compiler/backend.h"
 #include "compiler/guards.h"
+#include "profiler/cpu_profiler.h"
 #include "core/error.h"
 
 namespace tcprof {
@@ -89,11 +90,15 @@ namespace {
 
 class EagerGraph : public CompiledGraph {
  public:
-  explicit EagerGraph(const CapturedGraph& graph) : graph_(graph) {
-    for (const auto& op : graph_.ops) operations_.push_back(node_operation(op.node));
+  EagerGraph(const CapturedGraph& graph, CpuProfiler* profiler) : graph_(graph), profiler_(profiler) {
+    for (const auto& op : graph_.ops) {
+      operations_.push_back(node_operation(op.node));
+      // Every op runs as LibTorch's own kernel: an "eager" kernel in the profile.
+      if (profiler_) keys_.push_back(profiler_->key(op.name, "eager"));
+    }
   }
 
-  std::vector<c10::IValue> run(const std::vector<c10::IValue>& inputs) override {
+  std::vector<c10::IValue> run(const std::vector<c10::IValue>& inputs, int64_t graph_id) override {
     std::vector<c10::IValue> slots(static_cast<size_t>(graph_.num_slots));
     std::copy(inputs.begin(), inputs.end(), slots.begin());
     InputBindings bindings(inputs);
@@ -103,7 +108,12 @@ class EagerGraph : public CompiledGraph {
       stack.clear();
       for (const Arg& arg : op.args) stack.push_back(evaluate_arg(arg, slots, bindings));
       try {
-        operations_[i](stack);
+        if (profiler_ && profiler_->enabled()) {
+          auto timed = profiler_->time(keys_[i], graph_id);
+          operations_[i](stack);
+        } else {
+          operations_[i](stack);
+        }
       } catch (const c10::Error& e) {
         throw Error(ErrorKind::Input, fmt::format("{} at {}:{} failed: {}", op.name, op.loc.file,
                                                   op.loc.line, e.what_without_backtrace()));
@@ -118,14 +128,16 @@ class EagerGraph : public CompiledGraph {
 
  private:
   const CapturedGraph& graph_;
+  CpuProfiler* profiler_;
   std::vector<torch::jit::Operation> operations_;
+  std::vector<KernelKey> keys_;
 };
 
 class EagerBackend : public Backend {
  public:
   std::string name() const override { return "eager"; }
-  std::unique_ptr<CompiledGraph> compile(const CapturedGraph& graph) override {
-    return std::make_unique<EagerGraph>(graph);
+  std::unique_ptr<CompiledGraph> compile(const CapturedGraph& graph, CpuProfiler* profiler) override {
+    return std::make_unique<EagerGraph>(graph, profiler);
   }
 };
 
