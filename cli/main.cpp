@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   app.add_flag("--version", show_version, "Print versions of tcprof, LibTorch, SQLite and CUDA support");
   tcprof::cli::add_explain_command(app);
   tcprof::cli::add_run_command(app);
+  tcprof::cli::add_breaks_command(app);
   tcprof::cli::add_report_command(app);
   tcprof::cli::add_export_command(app);
 

@@ -89,5 +89,29 @@ TEST(RunCommand, DefaultDatabaseGoesToTcprofRuns) {
   EXPECT_NE(r.output.find("Recorded in tcprof-runs/cnn-"), std::string::npos) << r.output;
 }
 
+TEST(BreaksCommand, DocsFileIsTheRegistry) {
+  auto r = run_command(std::string(TCPROF_BIN) + " breaks --markdown");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.output, testing::read_file(std::string(TCPROF_SOURCE_DIR) + "/docs/graph-breaks.md"))
+      << "regenerate with: tcprof breaks --markdown > docs/graph-breaks.md";
+  auto one = run_command(std::string(TCPROF_BIN) + " breaks TCB0004");
+  EXPECT_NE(one.output.find("data_dependent_branch"), std::string::npos);
+  EXPECT_EQ(run_command(std::string(TCPROF_BIN) + " breaks TCB9999 2>/dev/null").exit_code, 2);
+}
+
+TEST(Logs, TcprofLogsPrintsBreaksRecompilesAndGuards) {
+  TempDir dir;
+  auto r = run_command("TCPROF_LOGS=graph_breaks,recompiles,guards " + std::string(TCPROF_BIN) + " run " +
+                           sample("shape_guarded_branch") + " --input 'f32[4,3]' --vary 0:1=3,5 --iters 4 --db " +
+                           dir.file("l.db") + " 2>&1 >/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("[tcprof:guards] guards for 0/0"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("x.size(1) == 3"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("[tcprof:recompiles] recompiling forward"), std::string::npos) << r.output;
+  auto b = run_command("TCPROF_LOGS=graph_breaks " + std::string(TCPROF_BIN) + " run " + sample("print_in_forward") +
+                       " --input 'f32[4,8]' --iters 1 --db " + dir.file("b.db") + " 2>&1 >/dev/null");
+  EXPECT_NE(b.output.find("[tcprof:graph_breaks] graph break TCB0001 (side_effect)"), std::string::npos) << b.output;
+}
+
 }  // namespace
 }  // namespace tcprof
