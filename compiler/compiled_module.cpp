@@ -255,6 +255,12 @@ std::vector<c10::IValue> CompiledModule::run_break(const EntryExit& exit, const 
     stack[0].toObject()->setAttr(node->s(c10::attr::name), stack[1]);
     return {};
   }
+  if (node->kind() == c10::prim::RaiseException) {
+    std::string cls = stack.size() > 1 && stack[1].isString() ? stack[1].toStringRef() : "Exception";
+    if (cls.rfind("builtins.", 0) == 0) cls = cls.substr(9);
+    throw Error(ErrorKind::Input, fmt::format("the model raised {} at {}:{}: {}", cls, exit.site.loc.file,
+                                              exit.site.loc.line, stack.empty() ? "" : stack[0].toStringRef()));
+  }
   if (node->kind() == c10::aten::warn) {  // implemented by LibTorch's interpreter, not an operator
     fmt::print(stderr, "{}:{}: UserWarning: {}\n", exit.site.loc.file, exit.site.loc.line,
                stack.empty() ? std::string() : stack[0].toStringRef());
@@ -267,6 +273,9 @@ std::vector<c10::IValue> CompiledModule::run_break(const EntryExit& exit, const 
   } catch (const c10::Error& e) {
     throw Error(ErrorKind::Input, fmt::format("the model raised at {}:{}: {}", exit.site.loc.file,
                                               exit.site.loc.line, e.what_without_backtrace()));
+  } catch (const std::exception& e) {  // raise in TorchScript: torch::jit::JITException
+    throw Error(ErrorKind::Input, fmt::format("the model raised at {}:{}: {}", exit.site.loc.file,
+                                              exit.site.loc.line, e.what()));
   }
   return std::vector<c10::IValue>(stack.begin(), stack.end());
 }

@@ -40,7 +40,7 @@ bool is_vararg(const torch::jit::Node* node) {
 bool has_operation(const torch::jit::Node* node) {
   auto kind = node->kind();
   return kind == c10::prim::ListUnpack || kind == c10::prim::TupleUnpack || kind == c10::prim::TupleConstruct ||
-         kind == c10::prim::ListConstruct || node->maybeOperator() != nullptr;
+         kind == c10::prim::ListConstruct || kind == c10::prim::DictConstruct || node->maybeOperator() != nullptr;
 }
 
 torch::jit::Operation node_operation(const torch::jit::Node* node) {
@@ -72,6 +72,15 @@ torch::jit::Operation node_operation(const torch::jit::Node* node) {
       for (auto it = stack.end() - static_cast<long>(inputs); it != stack.end(); ++it) list.push_back(*it);
       torch::jit::drop(stack, inputs);
       stack.emplace_back(std::move(list));
+    };
+  }
+  if (kind == c10::prim::DictConstruct) {
+    auto type = node->output()->type()->expect<c10::DictType>();
+    return [inputs, type](torch::jit::Stack& stack) {
+      c10::impl::GenericDict dict(type->getKeyType(), type->getValueType());
+      for (auto it = stack.end() - static_cast<long>(inputs); it != stack.end(); it += 2) dict.insert_or_assign(*it, *(it + 1));
+      torch::jit::drop(stack, inputs);
+      stack.emplace_back(std::move(dict));
     };
   }
   torch::jit::Operation op = node->getOperation();

@@ -12,7 +12,7 @@ sudo_cmd=()
 if ! command -v debootstrap >/dev/null; then
   "${sudo_cmd[@]}" apt-get update -q && "${sudo_cmd[@]}" apt-get install -y -q debootstrap
 fi
-if [[ ! -f "$root/.tcprof-ready" ]]; then
+if [[ ! -f "$root/.tcprof-bootstrapped" ]]; then
   mkdir -p "$root"
   "${sudo_cmd[@]}" debootstrap --variant=minbase trixie "$root"
   touch "$root/.tcprof-bootstrapped"

@@ -120,5 +120,20 @@ class FourInputs(nn.Module):
         return a + b * c - d
 
 
+class RaiseInForward(nn.Module):
+    def forward(self, x, strict: bool):
+        if strict:
+            raise RuntimeError("strict mode rejects this input")
+        return x + 1
+
+
+class DictInForward(nn.Module):
+    def forward(self, x):
+        parts = {"double": x * 2, "half": x / 2}
+        return parts["double"] + parts["half"]
+
+
 def build_extra(outdir):
     torch.jit.save(torch.jit.script(FourInputs().eval()), f"{outdir}/four_inputs.pt")
+    torch.jit.save(torch.jit.script(RaiseInForward().eval()), f"{outdir}/raise_in_forward.pt")
+    torch.jit.save(torch.jit.script(DictInForward().eval()), f"{outdir}/dict_in_forward.pt")

@@ -1,6 +1,7 @@
 // Per sample: graph and break counts, break types, ids, lines and module paths, guard
 // expressions, and outputs equal to the uncompiled module.
 #include "tests/compiler/compiler_test_support.h"
+#include "core/error.h"
 #include "tests/test_support.h"
 
 namespace tcprof {
@@ -52,6 +53,35 @@ INSTANTIATE_TEST_SUITE_P(
                       BreakCase{"dynamic_output_shape", "dynamic_output_shape", "TCB0008", 34},
                       BreakCase{"module_state_mutation", "module_state_mutation", "TCB0011", 44}),
     [](const auto& info) { return std::string(info.param.model); });
+
+TEST(CaptureSamples, RaiseBreaksAndPropagatesTheModelsError) {
+  CompiledModule m(load_model(sample("raise_in_forward")), CompileOptions{}, nullptr);
+  auto ok = inputs_for({"f32[3]", "bool:false"});
+  expect_same_output(m.call(ok), m.call_eager(ok));
+  EXPECT_TRUE(breaks_of(m).empty());  // the branch is decided on the bool input: a guard
+  try {
+    m.call(inputs_for({"f32[3]", "bool:true"}));
+    FAIL() << "the model should have raised";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Input);
+    EXPECT_NE(std::string(e.what()).find("RuntimeError at"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("strict mode rejects this input"), std::string::npos) << e.what();
+  }
+  auto breaks = breaks_of(m);
+  ASSERT_EQ(breaks.size(), 1u);
+  EXPECT_EQ(breaks[0].id, "TCB0003");
+  EXPECT_EQ(breaks[0].line, 126);
+}
+
+TEST(CaptureSamples, DictOfTensorsIsAnUnsupportedValue) {
+  CompiledModule m(load_model(sample("dict_in_forward")), CompileOptions{}, nullptr);
+  auto in = inputs_for({"f32[5]"});
+  expect_same_output(m.call(in), m.call_eager(in));
+  auto breaks = breaks_of(m);
+  ASSERT_FALSE(breaks.empty());
+  EXPECT_EQ(breaks[0].type, "unsupported_value");
+  EXPECT_EQ(breaks[0].line, 132);
+}
 
 TEST(CaptureSamples, MutatedAttributeFailsItsGuardOnTheNextCall) {
   testing::TempDir dir;
