@@ -1,6 +1,8 @@
 #include "gui/run_data.h"
 
 #include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
 
 namespace tcprof::gui {
 
@@ -47,6 +49,17 @@ RunDataPtr load_run_data(const QString& path, Id run_id,
   data->recompiles = reader.recompiles(run_id);
   data->guard_failures = reader.guard_failures(run_id);
   data->calls = reader.calls(run_id);
+  data->call_shapes.reserve(data->calls.size());
+  for (const CallRow& call : data->calls) {
+    std::vector<std::vector<int64_t>> inputs;
+    const QJsonArray array = QJsonDocument::fromJson(QByteArray::fromStdString(call.input_shapes)).array();
+    for (const QJsonValue& input : array) {
+      std::vector<int64_t> dims;
+      for (const QJsonValue& d : input.toArray()) dims.push_back(static_cast<int64_t>(d.toDouble()));
+      inputs.push_back(std::move(dims));
+    }
+    data->call_shapes.push_back(std::move(inputs));
+  }
   data->steps = reader.steps(run_id);
   data->perf_hints = reader.perf_hints(run_id);
   const double total = std::max<int64_t>(1, data->summary.kernels);

@@ -24,6 +24,9 @@ struct RunData {
   std::vector<RecompileRow> recompiles;
   std::vector<GuardFailureRow> guard_failures;
   std::vector<CallRow> calls;
+  // calls[i].input_shapes parsed (sizes per input), done on the loading thread: a run with
+  // 100k calls would otherwise parse JSON on the UI thread.
+  std::vector<std::vector<std::vector<int64_t>>> call_shapes;
   std::vector<StepRow> steps;
   std::vector<PerfHintRow> perf_hints;
   KernelData kernels;

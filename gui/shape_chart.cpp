@@ -1,7 +1,6 @@
 #include "gui/shape_chart.h"
 
-#include <QJsonArray>
-#include <QJsonDocument>
+#include <unordered_set>
 #include <QtCharts/QLegendMarker>
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QValueAxis>
@@ -29,20 +28,20 @@ void ShapeChart::setCalls(const RunDataPtr& run, Id frame_id) {
   std::map<std::pair<int, int>, std::vector<double>> sizes;
   int n = 0;
   std::vector<int> recompile_at;
-  for (const CallRow& call : run->calls) {
+  std::unordered_set<Id> recompile_calls;
+  for (const auto& r : run->recompiles) recompile_calls.insert(r.call_id);
+  for (size_t c = 0; c < run->calls.size(); ++c) {
+    const CallRow& call = run->calls[c];
     if (call.frame_id != frame_id) continue;
-    const QJsonArray inputs = QJsonDocument::fromJson(QByteArray::fromStdString(call.input_shapes)).array();
-    for (int i = 0; i < inputs.size(); ++i) {
-      const QJsonArray dims = inputs[i].toArray();
-      for (int d = 0; d < dims.size(); ++d) {
-        auto& v = sizes[{i, d}];
+    const auto& inputs = run->call_shapes[c];
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      for (size_t d = 0; d < inputs[i].size(); ++d) {
+        auto& v = sizes[{static_cast<int>(i), static_cast<int>(d)}];
         v.resize(static_cast<size_t>(n), -1);
-        v.push_back(dims[d].toDouble());
+        v.push_back(static_cast<double>(inputs[i][d]));
       }
     }
-    for (const auto& r : run->recompiles) {
-      if (r.call_id == call.id) recompile_at.push_back(n);
-    }
+    if (recompile_calls.count(call.id)) recompile_at.push_back(n);
     ++n;
   }
   double max_size = 1;

@@ -43,15 +43,32 @@ void TrainingView::setRun(const RunDataPtr& run) {
   time->setColor(QColor(0xff, 0x7f, 0x0e));
   double loss_max = 0, time_max = 0;
   bool has_loss = false;
-  for (const StepRow& s : steps) {
-    if (s.loss && std::isfinite(*s.loss)) {
-      loss->append(static_cast<double>(s.step), *s.loss);
-      loss_max = std::max(loss_max, *s.loss);
+  // Long runs: at most ~2000 buckets of steps, each drawn as its mean loss and its fastest and
+  // slowest step time, so slow steps (recompiles) stay visible and the chart stays fast.
+  const size_t stride = std::max<size_t>(1, (steps.size() + 1999) / 2000);
+  for (size_t b = 0; b < steps.size(); b += stride) {
+    const size_t end = std::min(steps.size(), b + stride);
+    double loss_sum = 0, slowest = 0, fastest = 1e300;
+    int losses = 0;
+    for (size_t i = b; i < end; ++i) {
+      const StepRow& s = steps[i];
+      if (s.loss && std::isfinite(*s.loss)) {
+        loss_sum += *s.loss;
+        ++losses;
+      }
+      const double ms = static_cast<double>(s.duration_ns) / 1e6;
+      slowest = std::max(slowest, ms);
+      fastest = std::min(fastest, ms);
+    }
+    const double x = static_cast<double>(steps[b].step);
+    if (losses > 0) {
+      loss->append(x, loss_sum / losses);
+      loss_max = std::max(loss_max, loss_sum / losses);
       has_loss = true;
     }
-    const double ms = static_cast<double>(s.duration_ns) / 1e6;
-    time->append(static_cast<double>(s.step), ms);
-    time_max = std::max(time_max, ms);
+    if (stride > 1) time->append(x, fastest);
+    time->append(stride > 1 ? static_cast<double>(steps[(b + end - 1) / 2].step) : x, slowest);
+    time_max = std::max(time_max, slowest);
   }
   // A recompile belongs to the step running when it started (or the next one to start).
   for (const RecompileRow& r : run_->recompiles) {
