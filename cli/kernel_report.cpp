@@ -1,6 +1,7 @@
 #include "cli/kernel_report.h"
 
 #include <algorithm>
+#include <iterator>
 #include <set>
 
 #include "cli/json_rows.h"
@@ -23,13 +24,47 @@ std::string graph_label(const GraphKernelTime& g) {
                      g.compile_label.empty() ? "no compile" : "compile " + g.compile_label);
 }
 
-int64_t total_call_ns(const RunReader& reader, Id run_id) {
-  int64_t total = 0;
-  for (const auto& c : reader.calls(run_id)) total += c.duration_ns;
-  return total;
+// Where call time went apart from kernels: compiles that ran inside a call (a call that misses
+// the cache compiles before it runs), and the rest, the runtime's own dispatch.
+struct CallTime {
+  int64_t total_ns = 0, compile_ns = 0;
+};
+
+CallTime call_time(const RunReader& reader, Id run_id) {
+  CallTime t;
+  auto calls = reader.calls(run_id);  // ordered by start
+  for (const auto& c : calls) t.total_ns += c.duration_ns;
+  for (const auto& comp : reader.compiles(run_id)) {
+    auto after = std::upper_bound(calls.begin(), calls.end(), comp.start_ns,
+                                  [](int64_t ts, const CallRow& c) { return ts < c.start_ns; });
+    if (after == calls.begin()) continue;
+    const CallRow& c = *std::prev(after);
+    int64_t end = std::min(comp.start_ns + comp.duration_ns, c.start_ns + c.duration_ns);
+    if (end > comp.start_ns) t.compile_ns += end - comp.start_ns;
+  }
+  return t;
 }
 
 }  // namespace
+
+void write_kernel_report_header(fmt::memory_buffer& out, const RunRow& run) {
+  std::string path = run.model_path.empty() ? "-" : run.model_path;
+  std::string rest = fmt::format(" · {} · {}", run.started_at, run.status);
+  std::string head = fmt::format("Run {} · {} ", run.id, run.command);
+  // Columns, not bytes: "·" is two bytes and one column.
+  auto columns = [](const std::string& s) {
+    size_t n = 0;
+    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+    return n;
+  };
+  size_t room = 80 > columns(head) + columns(rest) ? 80 - columns(head) - columns(rest) : 8;
+  if (columns(path) > room) {
+    size_t cut = path.size() - (room - 1);  // keep the tail: the file name matters most
+    while (cut < path.size() && (static_cast<unsigned char>(path[cut]) & 0xC0) == 0x80) ++cut;
+    path = "\u2026" + path.substr(cut);
+  }
+  fmt::format_to(std::back_inserter(out), "\n{}{}{}\n", head, path, rest);
+}
 
 void write_kernel_report(fmt::memory_buffer& out, const RunReader& reader, Id run_id, size_t top) {
   auto o = std::back_inserter(out);
@@ -62,7 +97,8 @@ void write_kernel_report(fmt::memory_buffer& out, const RunReader& reader, Id ru
   if (stats.size() > shown) fmt::format_to(o, "    … {} more\n", stats.size() - shown);
 
   auto split = reader.graph_kernel_times(run_id);
-  int64_t calls_ns = total_call_ns(reader, run_id);
+  CallTime calls = call_time(reader, run_id);
+  int64_t calls_ns = calls.total_ns;
   int64_t host_ns = 0;
   for (const auto& g : split) host_ns += host_kind(g.kind) ? g.total_ns : 0;
   int64_t base = calls_ns > 0 ? std::max(calls_ns, host_ns) : host_ns;
@@ -82,8 +118,13 @@ void write_kernel_report(fmt::memory_buffer& out, const RunReader& reader, Id ru
                    host_kind(g.kind) ? share(g.total_ns) : "-", text::count(g.instances));
   }
   if (calls_ns > 0) {
-    int64_t dispatch = std::max<int64_t>(0, calls_ns - host_ns);
-    fmt::format_to(o, "    {:<30} {:<14} {:>9} {:>6}\n", "calls, outside any kernel", "dispatch",
+    if (calls.compile_ns > 0) {
+      fmt::format_to(o, "    {:<30} {:<14} {:>9} {:>6}\n", "calls, outside any kernel", "compile",
+                     text::duration(static_cast<double>(calls.compile_ns)), share(calls.compile_ns));
+    }
+    int64_t dispatch = std::max<int64_t>(0, calls_ns - host_ns - calls.compile_ns);
+    fmt::format_to(o, "    {:<30} {:<14} {:>9} {:>6}\n",
+                   calls.compile_ns > 0 ? "" : "calls, outside any kernel", "dispatch",
                    text::duration(static_cast<double>(dispatch)), share(dispatch));
   }
 }
@@ -99,14 +140,15 @@ nlohmann::json kernel_report_json(const RunReader& reader, Id run_id) {
     graphs.push_back({{"graph_id", g.graph_id}, {"compile_id", g.compile_label}, {"kind", g.kind},
                       {"total_ns", g.total_ns}, {"instances", g.instances}});
   }
-  int64_t calls_ns = total_call_ns(reader, run_id);
+  CallTime calls = call_time(reader, run_id);
   json counters = json::object();
   for (const auto& [name, value] : reader.counters(run_id)) counters[name] = value;
   return {{"kernels", kernels},
           {"counters", counters},
           {"graph_kinds", graphs},
-          {"call_time_ns", calls_ns},
-          {"dispatch_ns", std::max<int64_t>(0, calls_ns - host_ns)}};
+          {"call_time_ns", calls.total_ns},
+          {"compile_in_calls_ns", calls.compile_ns},
+          {"dispatch_ns", std::max<int64_t>(0, calls.total_ns - host_ns - calls.compile_ns)}};
 }
 
 }  // namespace tcprof::cli

@@ -13,6 +13,8 @@
 
 namespace tcprof::cli {
 
+// "Run N · command model · started · status", the model path shortened from the left to fit.
+void write_kernel_report_header(fmt::memory_buffer& out, const RunRow& run);
 void write_kernel_report(fmt::memory_buffer& out, const RunReader& reader, Id run_id, size_t top);
 nlohmann::json kernel_report_json(const RunReader& reader, Id run_id);
 

@@ -184,8 +184,7 @@ std::string render_kernels_text(const RunReader& reader, const std::vector<RunRo
   fmt::format_to(std::back_inserter(out), "{}: {}\n", reader.path(),
                  text::plural(static_cast<int64_t>(reader.runs().size()), "run", "runs"));
   for (const auto& run : runs) {
-    fmt::format_to(std::back_inserter(out), "\nRun {} · {} {} · {} · {}\n", run.id, run.command,
-                   run.model_path.empty() ? "-" : run.model_path, run.started_at, run.status);
+    write_kernel_report_header(out, run);
     write_kernel_report(out, reader, run.id, top);
   }
   return fmt::to_string(out);

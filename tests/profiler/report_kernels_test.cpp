@@ -93,6 +93,7 @@ TEST(ReportKernels, SummaryRowsAndGuardsAppearInTheSplit) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   expect_fits_80_columns(r.output);
   EXPECT_NE(r.output.find("dispatch"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("compile"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("guard"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("CUPTI dropped 1,234 GPU activity records"), std::string::npos)
       << r.output;
@@ -104,12 +105,29 @@ TEST(ReportKernels, SummaryRowsAndGuardsAppearInTheSplit) {
   EXPECT_EQ(k["kernels"][0]["instances"], 10);
   EXPECT_EQ(k["kernels"][0]["total_ns"], 600'000);
   EXPECT_EQ(k["call_time_ns"], 1'000'000);
-  EXPECT_EQ(k["dispatch_ns"], 300'000);
+  EXPECT_EQ(k["compile_in_calls_ns"], 10);  // the compile ran inside the call
+  EXPECT_EQ(k["dispatch_ns"], 300'000 - 10);
   EXPECT_EQ(k["counters"]["cupti.dropped_records"], 1234);
   ASSERT_EQ(k["graph_kinds"].size(), 2u);
   EXPECT_EQ(k["graph_kinds"][0]["kind"], "guard");
   EXPECT_EQ(k["graph_kinds"][1]["kind"], "generated");
   EXPECT_EQ(k["graph_kinds"][1]["compile_id"], "0/0");
+}
+
+TEST(ReportKernels, LongModelPathsAreShortenedFromTheLeft) {
+  TempDir dir;
+  std::string db = dir.file("run.db");
+  {
+    RunInfo info;
+    info.command = "run";
+    info.model_path = "/very/long/path/to/some/deeply/nested/checkout/samples/models/gpt_tiny.pt";
+    RunWriter w(db, info);
+  }
+  auto r = run_command(std::string(TCPROF_BIN) + " report --kernels " + db);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::string text = replace_all(r.output, db, "<DB>");
+  expect_fits_80_columns(text);
+  EXPECT_NE(text.find("models/gpt_tiny.pt · "), std::string::npos) << text;
 }
 
 TEST(ReportKernels, PlainReportIsUnchangedWithoutTheFlag) {
