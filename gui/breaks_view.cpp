@@ -10,6 +10,7 @@
 #include <QVBoxLayout>
 
 #include "gui/format.h"
+#include "gui/source_lookup.h"
 
 namespace tcprof::gui {
 namespace {
@@ -157,28 +158,7 @@ void BreaksView::showSite(const QModelIndex& proxy_index) {
                html_escape(s.hint.empty() ? QString("no hint recorded") : q(s.hint)),
                stack_html(s.stack_json)));
 
-  const QString file = q(s.file);
-  const QStringList dirs = {QFileInfo(run_->path).absolutePath(),
-                            QFileInfo(q(run_->run.model_path)).absolutePath()};
-  const QString text = SourceView::readSourceFile(file, dirs);
-  if (!text.isEmpty()) {
-    source_->showFile(text, s.line);
-    return;
-  }
-  // The file is not here (recorded on another machine): show every line the run recorded for
-  // this file, so neighbouring breaks give context.
-  std::map<int, QString> lines;
-  for (const BreakSite& other : run_->break_sites) {
-    if (other.file == s.file && other.line > 0 && !other.source.empty()) {
-      lines[other.line] = q(other.source);
-    }
-  }
-  if (lines.empty()) {
-    source_->clearSource(QString("No source recorded for %1").arg(where));
-    return;
-  }
-  if (!lines.count(s.line)) lines[s.line] = "";
-  source_->showFragments(lines, s.line);
+  show_source(source_, *run_, s.file, s.line, QString());
 }
 
 }  // namespace tcprof::gui

@@ -7,6 +7,7 @@
 #include <QVBoxLayout>
 
 #include "gui/format.h"
+#include "gui/source_lookup.h"
 
 namespace tcprof::gui {
 namespace {
@@ -219,22 +220,8 @@ void RecompilesView::showGuardSource(const GuardFailureRow& f) {
     source_->clearSource(QString("The run did not record which source line created guard %1.").arg(q(f.guard_expr)));
     return;
   }
-  const QStringList dirs = {QFileInfo(run_->path).absolutePath(),
-                            QFileInfo(q(run_->run.model_path)).absolutePath()};
-  const QString text = SourceView::readSourceFile(q(f.guard_file), dirs);
-  if (!text.isEmpty()) {
-    source_->showFile(text, f.guard_line);
-    return;
-  }
-  // Not on this machine: show the lines the run recorded for the file (break sites) around it.
-  std::map<int, QString> lines;
-  for (const BreakSite& s : run_->break_sites) {
-    if (s.file == f.guard_file && !s.source.empty()) lines[s.line] = q(s.source);
-  }
-  if (!lines.count(f.guard_line)) {
-    lines[f.guard_line] = QString("# guard %1 created here (source text not recorded)").arg(q(f.guard_expr));
-  }
-  source_->showFragments(lines, f.guard_line);
+  show_source(source_, *run_, f.guard_file, f.guard_line,
+              QString("# guard %1 created here (source text not recorded)").arg(q(f.guard_expr)));
 }
 
 }  // namespace tcprof::gui

@@ -1,5 +1,6 @@
 #include "gui/run_data.h"
 
+#include <QDir>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -61,6 +62,20 @@ RunDataPtr load_run_data(const QString& path, Id run_id,
     data->call_shapes.push_back(std::move(inputs));
   }
   data->steps = reader.steps(run_id);
+  // The model as recorded (absolute, or relative to where the job ran), else next to the
+  // database: files copied from another machine usually travel together.
+  const QString model = QString::fromStdString(data->run.model_path);
+  if (!model.isEmpty()) {
+    const QString db_dir = QFileInfo(path).absolutePath();
+    for (const QString& candidate : {model, QDir(db_dir).filePath(model), QDir(db_dir).filePath(QFileInfo(model).fileName())}) {
+      if (!QFileInfo(candidate).isFile()) continue;
+      auto archive = std::make_shared<ModelArchive>();
+      if (archive->load(candidate)) {
+        if (archive->fileCount() > 0) data->archive = std::move(archive);
+        break;
+      }
+    }
+  }
   data->perf_hints = reader.perf_hints(run_id);
   const double total = std::max<int64_t>(1, data->summary.kernels);
   report("Reading kernels", 0.15);

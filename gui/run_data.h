@@ -7,6 +7,7 @@
 
 #include "core/run_reader.h"
 #include "gui/kernel_data.h"
+#include "gui/model_archive.h"
 
 namespace tcprof::gui {
 
@@ -29,6 +30,8 @@ struct RunData {
   std::vector<std::vector<std::vector<int64_t>>> call_shapes;
   std::vector<StepRow> steps;
   std::vector<PerfHintRow> perf_hints;
+  // The model archive's recorded source text, when the model file is readable here (else null).
+  std::shared_ptr<const ModelArchive> archive;
   KernelData kernels;
   std::vector<KernelAggregate> kernel_summary;  // over the whole run
 

@@ -7,6 +7,7 @@
 #include "core/run_writer.h"
 #include "gui/breaks_model.h"
 #include "gui/kernel_table_model.h"
+#include "gui/model_archive.h"
 #include "gui/problems.h"
 #include "gui/run_comparison.h"
 #include "gui/run_list.h"
@@ -178,6 +179,31 @@ class ModelsTest : public QObject {
       if (k.name == "fused_softmax_masked_fill") found_faster = k.delta() < 0;
     }
     QVERIFY(found_faster);
+  }
+
+  void modelArchiveReadsDebugInfo() {
+    const QString path = dir_.filePath("tiny.pt");
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(make_archive("    def forward(self, x):\n        return x * 2\n", "/home/alice/model.py", 40));
+    f.close();
+    ModelArchive archive;
+    QVERIFY(archive.load(path));
+    auto lines = archive.lines("/home/alice/model.py");
+    QCOMPARE(lines.size(), size_t{2});
+    QCOMPARE(lines[41], QString("        return x * 2"));
+    QCOMPARE(archive.lines("model.py").size(), size_t{2});  // matched by file name
+    QVERIFY(archive.lines("other.py").empty());
+    QVERIFY(!archive.load(dir_.filePath("a.db")));  // not a zip
+
+    // A real archive saved by torch.jit.save (deflated string-table debug info), when the
+    // sample models were built.
+    const QString sample = QString(TCPROF_SAMPLE_MODELS_DIR) + "/data_dependent_branch.pt";
+    if (!QFile::exists(sample)) QSKIP("sample models not built");
+    QVERIFY(archive.load(sample));
+    lines = archive.lines("breaks.py");
+    QCOMPARE(lines[21], QString("        if y.sum() > 0:"));
+    QCOMPARE(lines[19], QString("    def forward(self, x):"));
   }
 
   void problemsAreRankedAndPointAtViews() {

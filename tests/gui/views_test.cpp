@@ -96,6 +96,26 @@ class ViewsTest : public QObject {
     QCOMPARE(view.source()->highlightedText().trimmed(), QString("keep = h.nonzero()"));
   }
 
+  void archiveSourceFillsInForAMissingFile() {
+    // The .py is not here but the model archive is (next to the database): its recorded
+    // function text gives the lines around the break.
+    QTemporaryDir elsewhere;
+    DemoOptions o;
+    o.write_source = false;
+    const QString path = make_demo_db(elsewhere, "archived.db", o);
+    const QStringList source = QString(demo_model_source()).split('\n');
+    QFile archive(elsewhere.filePath("gpt_small.pt"));  // runs record examples/gpt_small.pt
+    QVERIFY(archive.open(QIODevice::WriteOnly));
+    archive.write(make_archive(source.mid(12, 9).join('\n') + '\n', "/train/model.py", 13));  // lines 13-21
+    archive.close();
+    BreaksView view;
+    view.setRun(load_demo(path));
+    view.table()->setCurrentIndex(view.proxy()->index(row_with_location(&view, "model.py:17"), 0));
+    QCOMPARE(view.source()->highlightedLine(), 17);
+    QCOMPARE(view.source()->highlightedText().trimmed(), QString("if attn.sum() > 0:"));
+    QVERIFY(view.source()->toPlainText().contains("attn = attn.softmax(dim=-1)"));  // only in the archive
+  }
+
   void recompilesShowGuardFailures() {
     RecompilesView* view = window_->recompiles();
     QCOMPARE(view->frameSelector()->currentIndex(), 0);  // the frame that recompiles
