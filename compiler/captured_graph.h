@@ -45,6 +45,9 @@ enum class FrameInputKind { Tensor, Int, Float, Bool, Other };
 struct FrameInput {
   FrameInputKind kind = FrameInputKind::Tensor;
   std::string name;  // for guards and IR: "x", "attn_weights"
+  // Dimensions that were dynamic where the value was produced: a resume frame starts with them
+  // symbolic instead of recompiling to discover it.
+  std::vector<bool> dynamic_dims;
 };
 
 struct CapturedGraph {

@@ -119,11 +119,14 @@ Frame& CompiledModule::root_frame() {
 void CompiledModule::record_frame(Frame& frame) {
   if (!writer_) return;
   frame.store_id = writer_->next_id();
-  SourceLoc loc;
+  // Where the frame starts: the first node it runs that has a source line.
+  SourceLoc& loc = frame.loc;
   std::string module_path;
   if (!frame.start.scopes.empty()) {
-    const auto& act = frame.start.activations[static_cast<size_t>(frame.start.scopes.back().activation)];
-    module_path = act.module_path;
+    const Scope& top = frame.start.scopes.back();
+    module_path = frame.start.activations[static_cast<size_t>(top.activation)].module_path;
+    const auto& nodes = program_.nodes(top.block);
+    for (size_t i = top.index; i < nodes.size() && !loc.known(); ++i) loc = locate(nodes[i]);
   }
   writer_->record(FrameEvent{frame.store_id, frame.name, module_path, loc.file, loc.line});
 }
@@ -149,8 +152,10 @@ Frame& CompiledModule::successor(Frame& from, const CacheEntry& entry, const std
   frame->name = fmt::format("{} (resume after {}:{}{})", model_.method,
                             std::filesystem::path(site.loc.file).filename().string(), site.loc.line, branch);
   frame->start = resume_state_for_outcome(entry.exit.resume, outcome);
+  frame->loc = site.loc;
   frame->inputs = entry.exit.next_input_desc;
   frame->dynamic_dims.resize(frame->inputs.size());
+  for (size_t i = 0; i < frame->inputs.size(); ++i) frame->dynamic_dims[i] = frame->inputs[i].dynamic_dims;
   frame->dynamic_ints.resize(frame->inputs.size());
   frames_.push_back(std::move(frame));
   record_frame(*frames_.back());

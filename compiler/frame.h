@@ -77,6 +77,7 @@ struct Frame {
   int64_t store_id = 0;        // frames.id
   std::string key;
   std::string name;            // "forward" or "forward (resume after model.py:23)"
+  SourceLoc loc;               // where it starts (for a resume frame: the break it follows)
   MachineState start;          // template: Input placeholders stand for the inputs
   std::vector<FrameInput> inputs;
   std::vector<std::unique_ptr<CacheEntry>> entries;  // newest last; looked up newest first

@@ -382,6 +382,7 @@ VarPtr Tracer::export_value(const VarPtr& var, EntryExit& exit, std::unordered_m
     if (var->kind == Var::Kind::Tensor || var->kind == Var::Kind::GraphValue) {
       source.kind = ValueSource::Kind::Output;
       source.index = graph_output_index(var->slot);
+      for (const auto& d : var->sizes) desc.dynamic_dims.push_back(!d || d->dynamic);
     } else if (var->expr) {
       source.kind = ValueSource::Kind::Sym;
       source.sym = var->expr;

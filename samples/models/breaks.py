@@ -133,7 +133,16 @@ class DictInForward(nn.Module):
         return parts["double"] + parts["half"]
 
 
+class NoShapeRule(nn.Module):
+    """cumprod has no symbolic shape rule: with dimension 1 dynamic, reading its size breaks."""
+
+    def forward(self, x):
+        y = torch.cumprod(x, dim=1)
+        return y.reshape(y.size(0) * y.size(1))
+
+
 def build_extra(outdir):
     torch.jit.save(torch.jit.script(FourInputs().eval()), f"{outdir}/four_inputs.pt")
     torch.jit.save(torch.jit.script(RaiseInForward().eval()), f"{outdir}/raise_in_forward.pt")
     torch.jit.save(torch.jit.script(DictInForward().eval()), f"{outdir}/dict_in_forward.pt")
+    torch.jit.save(torch.jit.script(NoShapeRule().eval()), f"{outdir}/no_shape_rule.pt")

@@ -1,5 +1,7 @@
 // Per sample: graph and break counts, break types, ids, lines and module paths, guard
 // expressions, and outputs equal to the uncompiled module.
+#include <fmt/format.h>
+
 #include "tests/compiler/compiler_test_support.h"
 #include "core/error.h"
 #include "tests/test_support.h"
@@ -81,6 +83,25 @@ TEST(CaptureSamples, DictOfTensorsIsAnUnsupportedValue) {
   ASSERT_FALSE(breaks.empty());
   EXPECT_EQ(breaks[0].type, "unsupported_value");
   EXPECT_EQ(breaks[0].line, 132);
+}
+
+TEST(CaptureSamples, DynamicSizeWithoutShapeRuleEndsTheGraphBeforeTheRead) {
+  CompileOptions o;
+  o.dynamic.push_back({0, 1});
+  CompiledModule m(load_model(sample("no_shape_rule")), o, nullptr);
+  for (int64_t width : {3, 5, 9}) {
+    auto in = inputs_for({fmt::format("f32[2,{}]", width)});
+    expect_same_output(m.call(in), m.call_eager(in));
+  }
+  auto breaks = breaks_of(m);
+  ASSERT_EQ(breaks.size(), 1u);
+  EXPECT_EQ(breaks[0].id, "TCB0012");
+  EXPECT_EQ(breaks[0].type, "unsupported_op");
+  EXPECT_EQ(m.stats().recompiles, 0);  // the resume frame reads the size from its own input
+  // Without dynamic dimensions every size is static and nothing breaks.
+  CompiledModule fixed(load_model(sample("no_shape_rule")), CompileOptions{}, nullptr);
+  fixed.call(inputs_for({"f32[2,3]"}));
+  EXPECT_TRUE(breaks_of(fixed).empty());
 }
 
 TEST(CaptureSamples, MutatedAttributeFailsItsGuardOnTheNextCall) {
