@@ -37,7 +37,7 @@ void write_synthetic_run(const std::string& path, const SyntheticRunOptions& o) 
   GuardEvent size_guard{w.next_id(), c0, "size", "x.size(1) == 64", "model.py", 41};
   w.record(size_guard);
   w.record(GuardEvent{w.next_id(), c0, "dtype", "x.dtype == float32", "model.py", 41});
-  w.record(GraphBreakEvent{c0, "data_dependent_branch", "TCB0002", "prim::If",
+  w.record(GraphBreakEvent{c0, "data_dependent_branch", "TCB0004", "prim::If",
                            "if-statement condition depends on tensor data",
                            "use torch.where instead of a data-dependent if", "model.py", 57, 9,
                            "        if attn.sum() > 0:", "blocks.1.attn",
@@ -59,7 +59,7 @@ void write_synthetic_run(const std::string& path, const SyntheticRunOptions& o) 
       entry = compile("0/1", "tensor 'x' size mismatch at index 1: expected 64, actual 96");
       w.record(RecompileEvent{frame.id, call_id, entry,
                               "tensor 'x' size mismatch at index 1: expected 64, actual 96", 1});
-      w.record(GraphBreakEvent{entry, "data_dependent_branch", "TCB0002", "prim::If",
+      w.record(GraphBreakEvent{entry, "data_dependent_branch", "TCB0004", "prim::If",
                                "if-statement condition depends on tensor data",
                                "use torch.where instead of a data-dependent if", "model.py", 57, 9,
                                "        if attn.sum() > 0:", "blocks.1.attn",

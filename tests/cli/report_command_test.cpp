@@ -66,7 +66,7 @@ TEST(ReportCommand, JsonCarriesSectionsAndCounts) {
   EXPECT_EQ(run["summary"]["recompiles"], 1);
   EXPECT_EQ(run["summary"]["graph_breaks"], 2);
   EXPECT_EQ(run["summary"]["break_sites"], 1);
-  EXPECT_EQ(run["break_sites"][0]["id"], "TCB0002");
+  EXPECT_EQ(run["break_sites"][0]["id"], "TCB0004");
   EXPECT_EQ(run["break_sites"][0]["line"], 57);
   EXPECT_EQ(run["break_sites"][0]["count"], 2);
   EXPECT_EQ(run["recompiles"][0]["guard_failures"][0]["expected"], "64");
