@@ -6,6 +6,8 @@
 
 #include "core/run_writer.h"
 #include "gui/breaks_model.h"
+#include "gui/format.h"
+#include "gui/timeline_ruler.h"
 #include "gui/kernel_table_model.h"
 #include "gui/model_archive.h"
 #include "gui/problems.h"
@@ -204,6 +206,19 @@ class ModelsTest : public QObject {
     lines = archive.lines("breaks.py");
     QCOMPARE(lines[21], QString("        if y.sum() > 0:"));
     QCOMPARE(lines[19], QString("    def forward(self, x):"));
+  }
+
+  void formatsReadWell() {
+    QCOMPARE(format_ns(850), QString("850 ns"));
+    QCOMPARE(format_ns(12'340), QString::fromUtf8("12.3 µs"));
+    QCOMPARE(format_ns(4.695e6), QString("4.70 ms"));
+    QCOMPARE(format_ns(0), QString("0"));
+    QCOMPARE(timeline::tick_label(0, 1e6), QString("0"));
+    QCOMPARE(timeline::tick_label(250e6, 50e6), QString("250 ms"));
+    QCOMPARE(timeline::tick_label(1.13002e9, 2e4), QString("1.13002 s"));
+    QCOMPARE(timeline::nice_step(1e5, 90), 1e7);
+    QCOMPARE(nice_integer_interval(39), 5.0);
+    QCOMPARE(nice_integer_interval(8), 1.0);
   }
 
   void problemsAreRankedAndPointAtViews() {
