@@ -218,7 +218,19 @@ void MainWindow::onFailed(int request, const QString& path, const QString& messa
   if (request == run_request_) run_wanted_ = false;
   status_->setText(message);
   emit loadFailed(path, message);
-  if (interactive_) QMessageBox::warning(this, "Cannot open database", message);
+  if (!interactive_) return;
+  QMessageBox box(QMessageBox::Warning, "Cannot open database",
+                  QString("<b>%1</b> cannot be shown.").arg(QFileInfo(path).fileName().toHtmlEscaped()),
+                  QMessageBox::Ok, this);
+  box.setInformativeText(message);
+  if (message.contains("newer")) {
+    box.setDetailedText("The file was written by a newer tcprof whose database this version does not "
+                        "understand. Install the newer tcprof-gui to read it; nothing was changed in the file.");
+  } else if (message.contains("not a tcprof database") || message.contains("not an SQLite")) {
+    box.setDetailedText("tcprof-gui opens the SQLite files that `tcprof run`, `tcprof train` and "
+                        "`tcprof explain --db` write (by default under ./tcprof-runs/).");
+  }
+  box.exec();
 }
 
 void MainWindow::liveTick() {

@@ -1,5 +1,6 @@
 // The main window on real databases: what each view shows, source highlighting, selection sync
 // between kernel table and timeline, range filtering, compare, screenshots.
+#include <QAction>
 #include <QFile>
 #include <QMimeData>
 #include <QSettings>
@@ -300,6 +301,26 @@ class ViewsTest : public QObject {
     ticker.stop();
     qInfo("30k calls: longest UI-thread stall %lld ms", longest);
     QVERIFY2(longest < 400, qPrintable(QString("UI blocked for %1 ms").arg(longest)));
+  }
+
+  void closingTheShownFileClearsEveryView() {
+    MainWindow window(false);
+    window.show();
+    window.openFiles({path_a_});
+    QVERIFY(window.waitUntilIdle(30000));
+    QAction* close = nullptr;
+    for (QAction* a : window.findChildren<QAction*>()) {
+      if (a->text() == "&Close File") close = a;
+    }
+    QVERIFY(close);
+    close->trigger();
+    QVERIFY(!window.currentRun());
+    QVERIFY(window.runList()->files().isEmpty());
+    for (const QString& view : MainWindow::viewNames()) {
+      QVERIFY(window.showView(view));
+      QVERIFY(!window.grab().isNull());
+    }
+    QVERIFY(window.overview()->text().contains("No run selected"));
   }
 
   void dropOpensFiles() {
