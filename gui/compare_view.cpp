@@ -165,7 +165,8 @@ void CompareView::show(const RunData& a, const RunData& b) {
     if (c.kind == BreakChange::Removed) kind.foreground = kBetter;
     breaks << TableModel::Row{kind, TableModel::text(q(c.site.type)), TableModel::text(q(c.site.op)),
                               TableModel::text(QString("%1:%2").arg(q(c.site.file)).arg(c.site.line), q(c.site.reason)),
-                              TableModel::text(q(c.site.module_path)), TableModel::count(c.count_a),
+                              TableModel::text(c.site.module_path.empty() ? QString("(root)") : q(c.site.module_path)),
+                              TableModel::count(c.count_a),
                               TableModel::count(c.count_b)};
   }
   break_model_->setRows(breaks);
