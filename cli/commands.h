@@ -13,5 +13,6 @@ void add_export_command(CLI::App& app);
 void add_explain_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_breaks_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 
 }  // namespace tcprof::cli

@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   tcprof::cli::add_explain_command(app);
   tcprof::cli::add_run_command(app);
   tcprof::cli::add_breaks_command(app);
+  tcprof::cli::add_bench_command(app);
   tcprof::cli::add_report_command(app);
   tcprof::cli::add_export_command(app);
 

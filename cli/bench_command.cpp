@@ -1,0 +1,148 @@
+// `tcprof bench MODEL --input ...`: in one process, eager LibTorch (graph executor optimisations
+// off), TorchScript's optimised executor (freeze + optimize_for_inference) and tcprof compiled;
+// warm-up, then medians and speedups. Outputs are checked against eager before timing.
+#include <algorithm>
+#include <iostream>
+
+#include <ATen/Parallel.h>
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <torch/csrc/jit/runtime/graph_executor.h>
+#include <torch/script.h>
+
+#include "cli/commands.h"
+#include "cli/model_command.h"
+#include "cli/text_format.h"
+#include "compiler/compiled_module.h"
+#include "core/clock.h"
+#include "core/error.h"
+
+namespace tcprof::cli {
+namespace {
+
+struct BenchOptions {
+  ModelOptions model;
+  int threads = 1;
+  int iters = 30;
+  int warmup = 5;
+};
+
+template <typename F>
+double median_ms(int iters, F&& run) {
+  std::vector<int64_t> samples;
+  for (int i = 0; i < iters; ++i) {
+    int64_t t0 = now_ns();
+    run();
+    samples.push_back(now_ns() - t0);
+  }
+  std::sort(samples.begin(), samples.end());
+  return static_cast<double>(samples[samples.size() / 2]) / 1e6;
+}
+
+bool outputs_match(const c10::IValue& a, const c10::IValue& b) {
+  if (a.isTensor() && b.isTensor()) {
+    return a.toTensor().sizes() == b.toTensor().sizes() &&
+           (!a.toTensor().is_floating_point() || at::allclose(a.toTensor(), b.toTensor(), 1e-4, 1e-5));
+  }
+  if (a.isTuple() && b.isTuple()) {
+    const auto& x = a.toTupleRef().elements();
+    const auto& y = b.toTupleRef().elements();
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (!outputs_match(x[i], y[i])) return false;
+    }
+    return true;
+  }
+  return a.tagKind() == b.tagKind();
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto o = std::make_shared<BenchOptions>();
+  auto* cmd = app.add_subcommand("bench", "Eager LibTorch vs TorchScript's optimised executor vs tcprof compiled, in one process");
+  add_model_options(cmd, o->model, true);
+  cmd->add_option("--threads", o->threads, "Intra-op threads for every executor (reported)")->capture_default_str();
+  cmd->add_option("--iters", o->iters, "Timed calls per executor (medians are reported)")->capture_default_str();
+  cmd->add_option("--warmup", o->warmup, "Untimed calls first")->capture_default_str();
+  cmd->callback([o] {
+    if (o->threads < 1 || o->iters < 1 || o->warmup < 0) throw Error(ErrorKind::Usage, "--threads and --iters must be at least 1");
+    at::set_num_threads(o->threads);
+    ModelSession s = open_model_session(o->model, "bench",
+                                        config_json(o->model, fmt::format("{{\"iters\":{},\"threads\":{}}}", o->iters, o->threads)));
+    auto inputs = s.inputs->make(0);
+    torch::NoGradGuard no_grad;  // inference benchmark, as torch.compile's CPU numbers are
+
+    // Eager: the module's method with the graph executor's optimisations off.
+    torch::jit::Method forward = s.model.module.get_method(s.model.method);
+    c10::IValue reference;
+    double eager_ms;
+    {
+      torch::jit::GraphOptimizerEnabledGuard off(false);
+      reference = forward(inputs);
+      for (int i = 0; i < o->warmup; ++i) forward(inputs);
+      eager_ms = median_ms(o->iters, [&] { forward(inputs); });
+    }
+
+    // TorchScript's optimised executor on a frozen copy.
+    nlohmann::json baselines = {{"eager", eager_ms}};
+    std::string ts_note;
+    try {
+      torch::jit::Module copy = s.model.module.clone();
+      copy.eval();
+      torch::jit::Module frozen = torch::jit::freeze(copy, c10::nullopt, true);
+      frozen = torch::jit::optimize_for_inference(frozen);
+      torch::jit::Method ts = frozen.get_method(s.model.method);
+      for (int i = 0; i < std::max(o->warmup, 3); ++i) ts(inputs);  // profiling runs
+      baselines["torchscript_optimized"] = median_ms(o->iters, [&] { ts(inputs); });
+    } catch (const std::exception& e) {
+      std::string what = e.what();
+      ts_note = what.substr(0, what.find('\n'));
+    }
+
+    // tcprof compiled: cold (capture + compile on the first call), then timed calls.
+    int64_t t0 = now_ns();
+    CompiledModule compiled(s.model, s.compile, s.writer.get(), nullptr);
+    c10::IValue out = compiled.call(inputs);
+    double compile_s = static_cast<double>(now_ns() - t0) / 1e9;
+    if (!outputs_match(out, reference)) {
+      throw Error(ErrorKind::Check, "bench: the compiled output differs from eager LibTorch; run tcprof run --verify");
+    }
+    // A second module compiles again: there is no on-disk compile cache for the eager backend, so
+    // a warm start costs a capture.
+    int64_t t1 = now_ns();
+    CompiledModule warm(s.model, s.compile, nullptr, nullptr);
+    warm.call(inputs);
+    double warm_s = static_cast<double>(now_ns() - t1) / 1e9;
+    for (int i = 0; i < o->warmup; ++i) compiled.call(inputs);
+    double compiled_ms = median_ms(o->iters, [&] { compiled.call(inputs); });
+    s.writer->close("finished");
+
+    double speedup = eager_ms / compiled_ms;
+    if (o->model.json) {
+      nlohmann::json j = {{"eager_ms", eager_ms}, {"compiled_ms", compiled_ms}, {"speedup", speedup},
+                          {"baselines", baselines}, {"compile_s", compile_s}, {"warm_compile_s", warm_s},
+                          {"threads", o->threads}, {"iters", o->iters}, {"backend", o->model.backend},
+                          {"graph_breaks", compiled.stats().graph_breaks}, {"db", s.db_path}};
+      if (!ts_note.empty()) j["torchscript_optimized_error"] = ts_note;
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
+    std::cout << fmt::format("bench {} ({}, {} thread{}, median of {})\n", o->model.model,
+                             fmt::join(o->model.inputs, " "), o->threads, o->threads == 1 ? "" : "s", o->iters);
+    std::cout << fmt::format("  {:<26} {:>10}  {:>8}\n", "executor", "ms/call", "vs eager");
+    std::cout << fmt::format("  {:<26} {:>10.3f}  {:>7.2f}x\n", "eager LibTorch", eager_ms, 1.0);
+    if (baselines.contains("torchscript_optimized")) {
+      double ts = baselines["torchscript_optimized"];
+      std::cout << fmt::format("  {:<26} {:>10.3f}  {:>7.2f}x\n", "TorchScript optimised", ts, eager_ms / ts);
+    } else {
+      std::cout << fmt::format("  TorchScript optimised: not available ({})\n", text::fit(ts_note, 50));
+    }
+    std::cout << fmt::format("  {:<26} {:>10.3f}  {:>7.2f}x\n", "tcprof (" + o->model.backend + ")", compiled_ms, speedup);
+    std::cout << fmt::format("  compile {:.3f} s cold, {:.3f} s warm · graph breaks {}\n", compile_s, warm_s,
+                             compiled.stats().graph_breaks);
+  });
+}
+
+}  // namespace tcprof::cli
