@@ -89,6 +89,20 @@ TEST(RunCommand, DefaultDatabaseGoesToTcprofRuns) {
   EXPECT_NE(r.output.find("Recorded in tcprof-runs/cnn-"), std::string::npos) << r.output;
 }
 
+TEST(BenchCommand, JsonHasTheContractKeys) {
+  TempDir dir;
+  auto r = run_command(std::string(TCPROF_BIN) + " bench " + sample("gpt_tiny") +
+                       " --input 'i64[2,16](0,512)' --iters 3 --warmup 1 --json --db " + dir.file("b.db"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output);
+  for (const char* key : {"eager_ms", "compiled_ms", "speedup", "baselines", "compile_s", "warm_compile_s", "threads"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_GT(j["eager_ms"].get<double>(), 0);
+  EXPECT_TRUE(j["baselines"].contains("torchscript_optimized")) << r.output;
+  EXPECT_EQ(j["threads"], 1);
+}
+
 TEST(BreaksCommand, DocsFileIsTheRegistry) {
   auto r = run_command(std::string(TCPROF_BIN) + " breaks --markdown");
   ASSERT_EQ(r.exit_code, 0);
