@@ -53,7 +53,7 @@ torch::jit::Operation node_operation(const torch::jit::Node* node) {
       c10::IValue v = torch::jit::pop(stack);
       auto items = v.isTuple() ? v.toTupleRef().elements().vec() : v.toListRef().vec();
       if (items.size() != outputs) {
-        throw c10::Error(fmt::format("expected {} values to unpack, got {}", outputs, items.size()), "");
+        throw Error(ErrorKind::Input, fmt::format("expected {} values to unpack, got {}", outputs, items.size()));
       }
       for (auto& item : items) stack.push_back(std::move(item));
     };

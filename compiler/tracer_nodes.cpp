@@ -548,6 +548,10 @@ Tracer::Step Tracer::step(MachineState& state, const Node* node) {
         g.text = fmt::format("self.{} == {}", path,
                              v.isBool() ? (v.toBool() ? "True" : "False") : c10::str(v));
         g.loc = locate(node);
+        // Attribute reads carry no source range; the line that uses the value explains the guard.
+        for (size_t u = 0; u < node->output()->uses().size() && !g.loc.known(); ++u) {
+          g.loc = locate(node->output()->uses()[u].user);
+        }
         bool seen = false;
         for (const auto& existing : out_.guards.guards()) {
           seen = seen || (existing.kind == GuardKind::Attribute && existing.text == g.text);

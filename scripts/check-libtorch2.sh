@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds tcprof and runs its tests against LibTorch 2.6 from Debian 13 (trixie), inside a chroot
 # made with debootstrap and cached in DIR (default build/libtorch2). Downloads ~2 GB the first
-# time, so it is not part of CI. Usage: scripts/check-libtorch2.sh [DIR]
+# time, so it is not part of CI. It checks the committed HEAD (exported with git archive), so
+# work in progress in the tree cannot disturb it. Usage: scripts/check-libtorch2.sh [DIR]
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 dir=$(realpath -m "${1:-$src/build/libtorch2}")
@@ -27,9 +28,9 @@ for m in proc dev; do
   "${sudo_cmd[@]}" mount --bind "/$m" "$root/$m"
   mounted+=("$root/$m")
 done
+"${sudo_cmd[@]}" rm -rf "$root/src"
 mkdir -p "$root/src"
-"${sudo_cmd[@]}" mount --bind "$src" "$root/src"
-mounted+=("$root/src")
+git -C "$src" archive HEAD | tar -x -C "$root/src"
 
 if [[ ! -f "$root/.tcprof-ready" ]]; then
   # The same list as install-deps.sh; trixie ships LibTorch/PyTorch 2.6.
@@ -44,5 +45,5 @@ fi
 # Build in the chroot's own folder so the host's build tree is untouched.
 "${sudo_cmd[@]}" chroot "$root" bash -c "cd /src && \
   cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo && \
-  cmake --build /build -j $(nproc) && \
+  cmake --build /build -j $(nproc) -- -k 0 && \
   cd /build && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j $(nproc)"
