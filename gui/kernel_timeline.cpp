@@ -383,7 +383,33 @@ void KernelTimeline::mouseReleaseEvent(QMouseEvent* event) {
 
 void KernelTimeline::mouseDoubleClickEvent(QMouseEvent* event) {
   const KernelRef ref = kernelAt(event->pos());
-  if (!ref.valid()) return;
+  if (!ref.valid()) {
+    // On the calls, compiles or graphs row: zoom to that call, compile or graph span.
+    if (!run_ || event->pos().x() < kLabelWidth) return;
+    const double t = timeAt(event->pos().x());
+    const double tolerance = 2 * (view_end_ - view_start_) / std::max(1, width() - kLabelWidth);
+    const int row = (event->pos().y() - kRulerHeight) / kRowHeight;
+    long i = -1;
+    double s = 0, e = 0;
+    if (row == 0) {
+      const auto& c = run_->calls;
+      i = find_at(c.size(), [&](size_t k) { return c[k].start_ns; },
+                  [&](size_t k) { return c[k].start_ns + c[k].duration_ns; }, max_call_ns_, t, tolerance);
+      if (i >= 0) s = double(c[size_t(i)].start_ns), e = s + double(c[size_t(i)].duration_ns);
+    } else if (row == 1) {
+      const auto& c = run_->compiles;
+      i = find_at(c.size(), [&](size_t k) { return c[k].start_ns; },
+                  [&](size_t k) { return c[k].start_ns + c[k].duration_ns; }, max_compile_ns_, t, tolerance);
+      if (i >= 0) s = double(c[size_t(i)].start_ns), e = s + double(c[size_t(i)].duration_ns);
+    } else if (row == 2) {
+      const auto& g = run_->kernels.graph_spans;
+      i = find_at(g.size(), [&](size_t k) { return g[k].start_ns; }, [&](size_t k) { return g[k].end_ns; },
+                  max_span_ns_, t, tolerance);
+      if (i >= 0) s = double(g[size_t(i)].start_ns), e = double(g[size_t(i)].end_ns);
+    }
+    if (i >= 0 && e > s) setView(s - (e - s) * 0.05, e + (e - s) * 0.05);
+    return;
+  }
   const KernelLane& lane = run_->kernels.lanes[static_cast<size_t>(ref.lane)];
   const double s = static_cast<double>(lane.start[ref.index]);
   const double d = static_cast<double>(std::max<int64_t>(lane.duration[ref.index], 10));

@@ -244,6 +244,17 @@ class ViewsTest : public QObject {
     QTest::keyClick(timeline, Qt::Key_P);
     QCOMPARE(start_of(timeline->selectedKernel()), start_of(first));
 
+    // Double-clicking a call on the calls row zooms to that call.
+    timeline->resetView();
+    const CallRow& call = run->calls[20];
+    const double mid = static_cast<double>(call.start_ns) + static_cast<double>(call.duration_ns) / 2;
+    const double x = 132 + (mid - timeline->viewStart()) * (timeline->width() - 132) / (timeline->viewEnd() - timeline->viewStart());
+    QTest::mouseDClick(timeline, Qt::LeftButton, {}, QPoint(static_cast<int>(x), 24 + 12));
+    QVERIFY(timeline->viewStart() <= static_cast<double>(call.start_ns));
+    QVERIFY(timeline->viewEnd() >= static_cast<double>(call.start_ns + call.duration_ns));
+    QVERIFY(timeline->viewEnd() - timeline->viewStart() < 1.2 * static_cast<double>(call.duration_ns));
+    timeline->resetView();
+
     // The name filter narrows the summary table.
     window_->kernels()->nameFilter()->setText("fused");
     QCOMPARE(window_->kernels()->proxy()->rowCount(), 3);
