@@ -21,10 +21,11 @@ QString view_title(const QString& view) {
   return view;
 }
 
-QString count_cell(const QString& label, int64_t value, bool bad) {
-  return QString("<td align='center' style='padding:6px 14px'><span style='font-size:20pt;%1'>%2"
-                 "</span><br><span style='color:#555'>%3</span></td>")
-      .arg(bad && value > 0 ? "color:#b3261e" : "color:#1d3557", format_count(value), label);
+// A count that links to the view listing those things.
+QString count_cell(const QString& label, int64_t value, bool bad, const QString& view) {
+  return QString("<td align='center' style='padding:6px 14px'><a href='view:%4' style='text-decoration:none'>"
+                 "<span style='font-size:20pt;%1'>%2</span></a><br><span style='color:#555'>%3</span></td>")
+      .arg(bad && value > 0 ? "color:#b3261e" : "color:#1d3557", format_count(value), label, view);
 }
 
 }  // namespace
@@ -73,19 +74,19 @@ void OverviewView::setRun(const RunDataPtr& run) {
   }
 
   html += "<h3>Counts</h3><table cellspacing='0'><tr>";
-  html += count_cell("graphs", s.graphs, false);
-  html += count_cell("graph breaks", s.graph_breaks, true);
-  html += count_cell("break sites", s.break_sites, true);
-  html += count_cell("recompiles", s.recompiles, true);
-  html += count_cell("guard failures", s.guard_failures, true);
-  html += count_cell("eager calls", s.eager_calls, true);
+  html += count_cell("graphs", s.graphs, false, "graphs");
+  html += count_cell("graph breaks", s.graph_breaks, true, "breaks");
+  html += count_cell("break sites", s.break_sites, true, "breaks");
+  html += count_cell("recompiles", s.recompiles, true, "recompiles");
+  html += count_cell("guard failures", s.guard_failures, true, "recompiles");
+  html += count_cell("eager calls", s.eager_calls, true, "recompiles");
   html += "</tr><tr>";
-  html += count_cell("calls", s.calls, false);
-  html += count_cell("compiles", s.compiles, false);
-  html += count_cell("guards", s.guards, false);
-  html += count_cell("kernels", s.kernels, false);
-  html += count_cell("steps", s.steps, false);
-  html += count_cell("perf hints", s.perf_hints, false);
+  html += count_cell("calls", s.calls, false, "recompiles");
+  html += count_cell("compiles", s.compiles, false, "graphs");
+  html += count_cell("guards", s.guards, false, "graphs");
+  html += count_cell("kernels", s.kernels, false, "kernels");
+  html += count_cell("steps", s.steps, false, "training");
+  html += count_cell("perf hints", s.perf_hints, false, "graphs");
   html += "</tr></table>";
 
   html += "<h3>Time</h3><table cellpadding='3'>";

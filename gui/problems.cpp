@@ -36,9 +36,12 @@ std::vector<Problem> find_problems(const RunData& run, size_t limit) {
     if (!first.failures.empty()) {
       const GuardFailureRow& f = first.failures.front();
       p.detail = QString("Frame '%1' recompiled because guard %2 failed: expected %3, got %4 "
-                         "(guard created at %5). Marking that dimension dynamic avoids it.")
+                         "(guard created at %5).")
                      .arg(q(first.frame_name), q(f.guard_expr), q(f.expected), q(f.actual),
                           where(f.guard_file, f.guard_line));
+      // Advice only where it is known to help: a size guard is what `--dynamic I:D` removes.
+      if (f.guard_kind == "size" || f.guard_kind == "shape_expr") p.detail += " Marking that dimension dynamic avoids it.";
+      else if (f.guard_kind == "dtype") p.detail += " Feeding one dtype (cast before the call) avoids it.";
     } else {
       p.detail = QString("Frame '%1' recompiled: %2.").arg(q(first.frame_name), q(first.reason));
     }
