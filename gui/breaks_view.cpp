@@ -1,6 +1,5 @@
 #include "gui/breaks_view.h"
 
-#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QJsonArray>

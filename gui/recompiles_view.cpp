@@ -1,6 +1,5 @@
 #include "gui/recompiles_view.h"
 
-#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QSplitter>
