@@ -82,12 +82,13 @@ MainWindow::MainWindow(bool interactive, QWidget* parent)
   });
   connect(loader_, &DbLoader::failed, this, &MainWindow::onFailed);
   connect(loader_, &DbLoader::progress, this, [this](int request, const QString& text, double fraction) {
-    if (request != run_request_) return;
+    // Live refreshes happen every second: they update quietly, without progress noise.
+    if (request != run_request_ || request == live_request_) return;
     status_->setText(text + "…");
     progress_->setValue(static_cast<int>(fraction * 100));
   });
   connect(loader_, &DbLoader::busyChanged, this, [this](bool busy) {
-    progress_->setVisible(busy);
+    progress_->setVisible(busy && run_request_ != live_request_);
     if (busy) progress_->setValue(0);
   });
   live_timer_->setInterval(1000);
@@ -248,7 +249,7 @@ void MainWindow::liveTick() {
   if (signature == live_signature_) return;
   live_signature_ = signature;
   ++live_refreshes_;
-  run_request_ = loader_->loadRun(current_->path, current_->run.id);
+  run_request_ = live_request_ = loader_->loadRun(current_->path, current_->run.id);
 }
 
 void MainWindow::addRecent(const QString& path) {

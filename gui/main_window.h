@@ -88,6 +88,7 @@ class MainWindow : public QMainWindow {
   QTimer* live_timer_;
   RunDataPtr current_;
   int run_request_ = 0;      // the load whose answer we are waiting for
+  int live_request_ = -1;    // the latest live refresh (shown without progress)
   QSet<int> open_requests_;  // files being listed
   bool run_wanted_ = false;  // a run was selected and has not been shown yet
   QString first_file_;       // file whose newest run is shown when it has been listed
