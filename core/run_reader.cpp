@@ -525,4 +525,33 @@ TimeRange RunReader::time_range(Id run_id) const {
   return r;
 }
 
+std::vector<GraphBreakRow> RunReader::graph_breaks(Id run_id) const {
+  auto st = db_->prepare(
+      "SELECT coalesce(b.compile_id,0), coalesce(c.frame_id,0), coalesce(b.type,''), "
+      "coalesce(b.break_id,''), coalesce(b.op,''), coalesce(b.reason,''), coalesce(b.hint,''), "
+      "coalesce(b.file,''), coalesce(b.line,0), coalesce(b.col,0), coalesce(b.source,''), "
+      "coalesce(b.module_path,''), coalesce(b.stack_json,'[]') FROM graph_breaks b "
+      "LEFT JOIN compiles c ON c.id=b.compile_id WHERE b.run_id=? ORDER BY b.id");
+  st.bind(1, run_id);
+  std::vector<GraphBreakRow> out;
+  while (st.step()) {
+    GraphBreakRow r;
+    r.compile_id = st.int64(0);
+    r.frame_id = st.int64(1);
+    r.type = st.text(2);
+    r.break_id = st.text(3);
+    r.op = st.text(4);
+    r.reason = st.text(5);
+    r.hint = st.text(6);
+    r.file = st.text(7);
+    r.line = static_cast<int>(st.int64(8));
+    r.col = static_cast<int>(st.int64(9));
+    r.source = st.text(10);
+    r.module_path = st.text(11);
+    r.stack_json = st.text(12);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 }  // namespace tcprof

@@ -137,6 +137,14 @@ struct GraphKernelTime {
   int64_t instances = 0, total_ns = 0;
 };
 
+// One graph_breaks row with the frame whose graph it ended (through its compile).
+struct GraphBreakRow {
+  Id compile_id = 0, frame_id = 0;
+  std::string type, break_id, op, reason, hint, file;
+  int line = 0, col = 0;
+  std::string source, module_path, stack_json;
+};
+
 struct TimeRange {
   int64_t start_ns = 0, end_ns = 0;
   bool empty() const { return end_ns <= start_ns; }
@@ -185,6 +193,9 @@ class RunReader {
   std::vector<std::pair<std::string, int64_t>> counters(Id run_id) const;
   // Earliest start and latest end over calls, kernels, compiles and steps of the run.
   TimeRange time_range(Id run_id) const;
+  // Every break, not de-duplicated, in recording order, each with its frame (CI gates compare
+  // breaks per frame).
+  std::vector<GraphBreakRow> graph_breaks(Id run_id) const;
 
  private:
   std::string path_;
