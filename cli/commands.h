@@ -14,5 +14,8 @@ void add_explain_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_breaks_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_check_command(CLI::App& app);
+void add_diff_command(CLI::App& app);
+void add_train_command(CLI::App& app);
 
 }  // namespace tcprof::cli

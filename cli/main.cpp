@@ -43,6 +43,9 @@ int main(int argc, char** argv) {
   tcprof::cli::add_bench_command(app);
   tcprof::cli::add_report_command(app);
   tcprof::cli::add_export_command(app);
+  tcprof::cli::add_check_command(app);
+  tcprof::cli::add_diff_command(app);
+  tcprof::cli::add_train_command(app);
 
   try {
     app.parse(argc, argv);

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/json_rows.h"
 #include "cli/kernel_report.h"
+#include "cli/shape_advice.h"
 #include "cli/text_format.h"
 #include "core/error.h"
 #include "core/run_reader.h"
@@ -140,6 +141,7 @@ std::string render_text(const RunReader& reader, const std::vector<RunRow>& runs
     write_counts(out, reader.summary(run.id));
     write_breaks(out, reader.break_sites(run.id), top);
     write_recompiles(out, reader.recompiles(run.id), top);
+    write_shape_advice_text(out, shape_advice(reader, run.id));
     write_kernels(out, reader.kernel_stats(run.id), top);
     write_steps(out, reader.steps(run.id));
     write_hints(out, reader.perf_hints(run.id), top);
@@ -160,6 +162,7 @@ nlohmann::json render_json(const RunReader& reader, const std::vector<RunRow>& r
     json recompiles = json::array();
     for (const auto& r : reader.recompiles(run.id)) recompiles.push_back(json_rows::recompile(r));
     j["recompiles"] = recompiles;
+    j["shape_advice"] = shape_advice_json(shape_advice(reader, run.id));
     json kernels = json::array();
     auto stats = reader.kernel_stats(run.id);
     for (size_t i = 0; i < std::min(top, stats.size()); ++i) kernels.push_back(json_rows::kernel_stats(stats[i]));

@@ -10,6 +10,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import breaks  # noqa: E402
 import cnn  # noqa: E402
 import gpt  # noqa: E402
+import gate_variants  # noqa: E402
 
 
 def main():
@@ -19,6 +20,7 @@ def main():
     breaks.build_extra(outdir)
     gpt.build(outdir)
     cnn.build(outdir)
+    gate_variants.build(outdir)
     if "--skip-vision" not in sys.argv:
         import vision
         vision.build(outdir)

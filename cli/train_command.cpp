@@ -1,0 +1,209 @@
+// `tcprof train MODEL --input ... --target SPEC --loss mse|cross_entropy --optimizer sgd|adam`:
+// trains on seeded synthetic data through the compiled module and records every step (duration,
+// loss) next to the breaks, recompiles and kernels the forward passes produce. Until compiled
+// backward exists, graphs run on the eager backend (LibTorch ops), so autograd works through them.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+#include <ATen/ATen.h>
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <torch/csrc/jit/runtime/print_handler.h>
+#include <torch/optim.h>
+
+#include "cli/commands.h"
+#include "cli/model_command.h"
+#include "cli/progress.h"
+#include "cli/text_format.h"
+#include "compiler/compiled_module.h"
+#include "core/clock.h"
+#include "core/error.h"
+
+namespace tcprof::cli {
+namespace {
+
+struct TrainOptions {
+  ModelOptions model;
+  std::string target;
+  std::string loss = "mse";
+  std::string optimizer = "sgd";
+  double lr = 0.01;
+  int64_t steps = 20;
+  int64_t batches = 8;
+};
+
+constexpr const char* kAutogradNote =
+    "graphs that need autograd run on the eager backend (LibTorch ops) until compiled backward exists";
+
+at::Tensor first_tensor(const c10::IValue& v) {
+  if (v.isTensor()) return v.toTensor();
+  if (v.isTuple()) {
+    for (const auto& e : v.toTupleRef().elements()) {
+      if (e.isTensor()) return e.toTensor();
+    }
+  }
+  if (v.isList()) {
+    for (const auto& e : v.toListRef()) {
+      if (e.isTensor()) return e.toTensor();
+    }
+  }
+  throw Error(ErrorKind::Input, "train: the model returns no tensor to compute a loss on");
+}
+
+// The target for one batch: the spec's dtype and value range, with each size the output dictates
+// (so --vary on an input carries over to the target). Seeded per batch like the inputs.
+at::Tensor make_target(const InputSpec& spec, const std::vector<int64_t>& sizes, uint64_t seed, int64_t batch) {
+  InputSpec s = spec;
+  s.sizes = sizes;
+  return InputGenerator({s}, {}, seed ^ 0x7461726765747331ULL).make(batch)[0].toTensor();
+}
+
+at::Tensor compute_loss(const TrainOptions& o, const InputSpec& target_spec, const at::Tensor& out, int64_t batch) {
+  std::vector<int64_t> out_sizes(out.sizes().begin(), out.sizes().end());
+  if (o.loss == "mse") {
+    if (target_spec.sizes.size() != out_sizes.size()) {
+      throw Error(ErrorKind::Usage, fmt::format("--target {} has rank {}, the output [{}] rank {} (mse compares "
+                                                "tensors of the output's shape)", target_spec.text,
+                                                target_spec.sizes.size(), fmt::join(out_sizes, ","), out_sizes.size()));
+    }
+    at::Tensor target = make_target(target_spec, out_sizes, o.model.seed, batch).to(out.scalar_type());
+    return at::mse_loss(out, target);
+  }
+  // cross_entropy: output [N, C] with target [N], or [B, T, C] with target [B, T] (sequence
+  // models), flattened to [B*T, C] and [B*T].
+  if (out_sizes.size() < 2 || target_spec.sizes.size() + 1 != out_sizes.size()) {
+    throw Error(ErrorKind::Usage, fmt::format("--target {} must have one dimension fewer than the output [{}] "
+                                              "for cross_entropy (class indices)", target_spec.text,
+                                              fmt::join(out_sizes, ",")));
+  }
+  std::vector<int64_t> target_sizes(out_sizes.begin(), out_sizes.end() - 1);
+  at::Tensor target = make_target(target_spec, target_sizes, o.model.seed, batch).to(at::kLong);
+  int64_t classes = out_sizes.back();
+  return at::cross_entropy_loss(out.reshape({-1, classes}), target.reshape({-1}));
+}
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainOptions& o, std::vector<at::Tensor> params) {
+  if (o.optimizer == "sgd") return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(o.lr));
+  if (o.optimizer == "adam") return std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(o.lr));
+  throw Error(ErrorKind::Usage, fmt::format("unknown --optimizer '{}' (use sgd or adam)", o.optimizer));
+}
+
+void stderr_print(const std::string& text) { std::cerr << text; }
+
+void train(const TrainOptions& o) {
+  if (o.steps < 1) throw Error(ErrorKind::Usage, "--steps must be at least 1");
+  if (o.batches < 1) throw Error(ErrorKind::Usage, "--batches must be at least 1");
+  if (o.lr <= 0) throw Error(ErrorKind::Usage, "--lr must be positive");
+  if (o.loss != "mse" && o.loss != "cross_entropy") {
+    throw Error(ErrorKind::Usage, fmt::format("unknown --loss '{}' (use mse or cross_entropy)", o.loss));
+  }
+  if (o.optimizer != "sgd" && o.optimizer != "adam") {
+    throw Error(ErrorKind::Usage, fmt::format("unknown --optimizer '{}' (use sgd or adam)", o.optimizer));
+  }
+  InputSpec target_spec = parse_input_spec(o.target);
+  if (target_spec.kind != InputSpec::Kind::Tensor) {
+    throw Error(ErrorKind::Usage, fmt::format("--target {} must be a tensor spec such as f32[8,10] or i64[8](0,10)", o.target));
+  }
+  nlohmann::json extra = {{"steps", o.steps}, {"target", o.target}, {"loss", o.loss}, {"optimizer", o.optimizer},
+                          {"lr", o.lr}, {"batches", o.batches}};
+  ModelSession s = open_model_session(o.model, "train", config_json(o.model, extra.dump()));
+  torch::jit::setPrintHandler(stderr_print);  // the model's print() must not mix with --json
+  std::vector<at::Tensor> params;
+  for (const auto& p : s.model.module.parameters()) {
+    p.set_requires_grad(true);
+    params.push_back(p);
+  }
+  if (params.empty()) throw Error(ErrorKind::Input, fmt::format("train: {} has no parameters to train", o.model.model));
+  auto optimizer = make_optimizer(o, params);
+  s.writer->record(PerfHintEvent{0, "autograd", "", kAutogradNote, "", 0});
+  CompiledModule m(s.model, s.compile, s.writer.get(), s.profiler.get());
+  ProgressBar bar("train", o.steps);
+  std::optional<double> first_loss, last_loss;
+  std::vector<int64_t> step_ns;
+  try {
+    for (int64_t step = 0; step < o.steps; ++step) {
+      // A fixed synthetic data set of --batches batches, cycled, so the loss can actually fall.
+      int64_t batch = step % o.batches;
+      auto inputs = s.inputs->make(batch);
+      int64_t start = now_ns();
+      optimizer->zero_grad();
+      at::Tensor out = first_tensor(m.call(inputs));
+      if (!out.is_floating_point()) throw Error(ErrorKind::Input, "train: the model's output is not floating point");
+      at::Tensor loss = compute_loss(o, target_spec, out, batch);
+      if (!loss.requires_grad()) {
+        throw Error(ErrorKind::Input, "train: the loss does not depend on any parameter (no gradient to follow)");
+      }
+      loss.backward();
+      optimizer->step();
+      double value = loss.item<double>();
+      int64_t duration = now_ns() - start;
+      step_ns.push_back(duration);
+      s.writer->record(StepEvent{step, start, duration, value});
+      if (!first_loss) first_loss = value;
+      last_loss = value;
+      bar.update(step + 1, fmt::format("loss {:.4g} · {}/step · {} recompiles", value,
+                                       text::duration(static_cast<double>(duration)), m.stats().recompiles));
+      if (!std::isfinite(value)) throw Error(ErrorKind::Check, fmt::format("train: loss is {} at step {} (lower --lr?)", value, step));
+    }
+  } catch (const Error& e) {
+    bar.finish();
+    s.profiler.reset();
+    fail_session(s, e);
+  } catch (const c10::Error& e) {
+    bar.finish();
+    s.profiler.reset();
+    fail_session(s, Error(ErrorKind::Input, fmt::format("train: {}", e.what_without_backtrace())));
+  }
+  bar.finish();
+  s.profiler.reset();
+  s.writer->close("finished");
+  std::sort(step_ns.begin(), step_ns.end());
+  double ms_per_step = static_cast<double>(step_ns[step_ns.size() / 2]) / 1e6;
+  const RuntimeStats& st = m.stats();
+  if (o.model.json) {
+    nlohmann::json j = {{"steps", o.steps}, {"loss_first", *first_loss}, {"loss_last", *last_loss},
+                        {"ms_per_step", ms_per_step}, {"calls", st.calls}, {"compiles", st.compiles},
+                        {"recompiles", st.recompiles}, {"guard_failures", st.guard_failures},
+                        {"graph_breaks", st.graph_breaks}, {"eager_calls", st.eager_calls},
+                        {"recompile_limit_hits", st.recompile_limit_hits}, {"note", kAutogradNote},
+                        {"db", s.db_path}};
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::cout << fmt::format("train {}: {} · loss {:.4g} -> {:.4g} · {}/step\n",
+                           text::fit(std::filesystem::path(o.model.model).filename().string(), 24),
+                           text::plural(o.steps, "step", "steps"), *first_loss, *last_loss,
+                           text::duration(ms_per_step * 1e6));
+  std::cout << fmt::format("  {} {} lr {} · {} · {} · {}\n", o.optimizer, o.loss, o.lr,
+                           text::plural(st.compiles, "compile", "compiles"),
+                           text::plural(st.recompiles, "recompile", "recompiles"),
+                           text::plural(st.graph_breaks, "graph break", "graph breaks"));
+  if (st.eager_calls > 0) std::cout << fmt::format("  eager calls {}\n", st.eager_calls);
+  std::cout << "  note: graphs that need autograd run on the eager backend (LibTorch\n"
+               "  ops) until compiled backward exists\n";
+  std::cout << fmt::format("Recorded in {} (tcprof report {})\n", s.db_path, s.db_path);
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app) {
+  auto o = std::make_shared<TrainOptions>();
+  auto* cmd = app.add_subcommand("train", "Train on seeded synthetic data through the compiled module; record steps");
+  add_model_options(cmd, o->model, true);
+  cmd->add_option("--target,-t", o->target,
+                  "Target spec, like --input: f32[8,10] for mse, i64[8](0,10) class indices for "
+                  "cross_entropy; sizes follow the output")
+      ->required();
+  cmd->add_option("--loss", o->loss, "mse | cross_entropy")->capture_default_str();
+  cmd->add_option("--optimizer", o->optimizer, "sgd | adam")->capture_default_str();
+  cmd->add_option("--lr", o->lr, "Learning rate")->capture_default_str();
+  cmd->add_option("--steps", o->steps, "Optimizer steps")->capture_default_str();
+  cmd->add_option("--batches", o->batches, "Distinct synthetic batches, cycled")->capture_default_str();
+  cmd->callback([o] { train(*o); });
+}
+
+}  // namespace tcprof::cli
