@@ -88,7 +88,7 @@ MainWindow::MainWindow(bool interactive, QWidget* parent)
     progress_->setValue(static_cast<int>(fraction * 100));
   });
   connect(loader_, &DbLoader::busyChanged, this, [this](bool busy) {
-    progress_->setVisible(busy && run_request_ != live_request_);
+    progress_->setVisible(busy && !quiet_load_);
     if (busy) progress_->setValue(0);
   });
   live_timer_->setInterval(1000);
@@ -179,6 +179,7 @@ void MainWindow::chooseFiles() {
 
 void MainWindow::selectRun(const QString& path, Id run_id) {
   run_wanted_ = true;
+  quiet_load_ = false;
   run_request_ = loader_->loadRun(path, run_id);
 }
 
@@ -249,6 +250,7 @@ void MainWindow::liveTick() {
   if (signature == live_signature_) return;
   live_signature_ = signature;
   ++live_refreshes_;
+  quiet_load_ = true;  // set before loadRun: it reports busy at once
   run_request_ = live_request_ = loader_->loadRun(current_->path, current_->run.id);
 }
 

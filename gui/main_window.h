@@ -89,6 +89,7 @@ class MainWindow : public QMainWindow {
   RunDataPtr current_;
   int run_request_ = 0;      // the load whose answer we are waiting for
   int live_request_ = -1;    // the latest live refresh (shown without progress)
+  bool quiet_load_ = false;  // the load being started is a live refresh
   QSet<int> open_requests_;  // files being listed
   bool run_wanted_ = false;  // a run was selected and has not been shown yet
   QString first_file_;       // file whose newest run is shown when it has been listed
