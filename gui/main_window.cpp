@@ -163,6 +163,7 @@ void MainWindow::openFiles(const QStringList& paths) {
     run_list_->setFile(path, {});
     if (!current_ && !run_wanted_ && first_file_.isEmpty()) first_file_ = path;
     status_->setText(QString("Opening %1…").arg(path));
+    quiet_load_ = false;
     open_requests_.insert(loader_->openFile(path));
   }
 }
