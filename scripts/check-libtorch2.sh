@@ -36,7 +36,7 @@ if [[ ! -f "$root/.tcprof-ready" ]]; then
   # The same list as install-deps.sh; trixie ships LibTorch/PyTorch 2.6.
   "${sudo_cmd[@]}" chroot "$root" bash -c "apt-get update -q && DEBIAN_FRONTEND=noninteractive \
     apt-get install -y -q --no-install-recommends build-essential cmake ninja-build pkg-config \
-    libtorch-dev python3-torch python3-torchvision libopenblas0 qt6-base-dev qt6-charts-dev \
+    libtorch-dev python3-torch python3-torchvision libopenblas0 qt6-base-dev qt6-charts-dev libqt6opengl6-dev \
     libgl-dev libsqlite3-dev sqlite3 libfmt-dev libcli11-dev nlohmann-json3-dev libgtest-dev \
     libgmock-dev libbenchmark-dev ccache xvfb xauth"
   touch "$root/.tcprof-ready"
