@@ -149,7 +149,7 @@ void check(CheckOptions o) {
       recompiles += f.recompiles;
       eager += f.eager_fallbacks;
     }
-    std::cout << fmt::format("Wrote baseline {}: {}, {}, {}, {} (run {} in {})\n", o.baseline,
+    std::cout << fmt::format("Wrote baseline {}\n  {}, {}, {}, {}\n  from run {} in {}\n", o.baseline,
                              text::plural(static_cast<int64_t>(b.frames.size()), "frame", "frames"),
                              text::plural(sites, "break site", "break sites"),
                              text::plural(recompiles, "recompile", "recompiles"),

@@ -18,6 +18,20 @@ std::string file_basename(std::string_view path) {
 }
 
 std::string normalise_source(std::string_view source) {
+  // A trailing comment is not the code: rewording it must not make a new site.
+  char quote = 0;
+  for (size_t i = 0; i < source.size(); ++i) {
+    char c = source[i];
+    if (quote) {
+      if (c == '\\') ++i;
+      else if (c == quote) quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '#') {
+      source = source.substr(0, i);
+      break;
+    }
+  }
   std::string out;
   bool space = false;
   for (char c : source) {

@@ -14,7 +14,8 @@
 namespace tcprof::cli {
 
 std::string file_basename(std::string_view path);
-// Trims the ends and collapses runs of white space, so re-indenting a line keeps its site.
+// Drops a trailing # comment, trims the ends and collapses runs of white space, so re-indenting
+// a line or rewording its comment keeps its site.
 std::string normalise_source(std::string_view source);
 // "forward (resume after /x/model.py:72)" -> "forward (resume after model.py)".
 std::string normalise_frame_name(std::string_view name);

@@ -69,6 +69,8 @@ TEST(Baseline, JsonRoundTripKeepsEveryField) {
 TEST(Baseline, SiteKeysIgnoreLinesDirectoriesAndIndentation) {
   EXPECT_EQ(cli::site_key("side_effect", "TCB0001", "prim::Print", "/home/a/repo/model.py", "    print(x)  ", ""),
             cli::site_key("side_effect", "TCB0001", "prim::Print", "model.py", "print(x)", ""));
+  EXPECT_EQ(cli::normalise_source("  if x > 0:  # known break"), "if x > 0:");
+  EXPECT_EQ(cli::normalise_source("print(\"#1\", 'a#b')  # note"), "print(\"#1\", 'a#b')");
   EXPECT_NE(cli::site_key("side_effect", "TCB0001", "prim::Print", "model.py", "print(x)", "a"),
             cli::site_key("side_effect", "TCB0001", "prim::Print", "model.py", "print(x)", "b"));
   EXPECT_EQ(cli::normalise_frame_name("forward (resume after /x/y/model.py:72)"), "forward (resume after model.py)");
