@@ -139,3 +139,24 @@ TEST(CheckCommand, MissingOrMalformedBaselineIsExit2WithOneLine) {
 
 }  // namespace
 }  // namespace tcprof
+
+namespace tcprof {
+namespace {
+
+// docs/ci.md's example as a CI job runs it: the committed baseline passes, an added print() fails
+// on its line.
+TEST(CiExample, ScriptsDoWhatTheDocsShow) {
+  std::string env = std::string("TCPROF=") + TCPROF_BIN + " ";
+  std::string dir = std::string(TCPROF_SOURCE_DIR) + "/samples/ci_example/";
+  testing::TempDir out;
+  auto pass = testing::run_command(env + "OUT_DIR=" + out.path().string() + " sh " + dir + "ci_check.sh 2>&1");
+  EXPECT_EQ(pass.exit_code, 0) << pass.output;
+  EXPECT_NE(pass.output.find("PASS: matches"), std::string::npos) << pass.output;
+  auto demo = testing::run_command(env + "sh " + dir + "demo_print.sh");
+  EXPECT_NE(demo.output.find("REGRESSION new graph break TCB0001 side_effect\n    at model.py:21"), std::string::npos)
+      << demo.output;
+  EXPECT_NE(demo.output.find("exit code: 1"), std::string::npos) << demo.output;
+}
+
+}  // namespace
+}  // namespace tcprof
