@@ -38,6 +38,12 @@ void GuardSet::add(Guard guard) {
   guards_.push_back(std::move(guard));
 }
 
+void GuardSet::set_input_locations(const std::vector<SourceLoc>& locs) {
+  for (auto& g : guards_) {
+    if (g.input >= 0 && static_cast<size_t>(g.input) < locs.size() && !g.loc.known()) g.loc = locs[static_cast<size_t>(g.input)];
+  }
+}
+
 bool GuardSet::holds(const Guard& g, const std::vector<c10::IValue>& inputs) const {
   const c10::IValue* in = g.input >= 0 ? &inputs[static_cast<size_t>(g.input)] : nullptr;
   switch (g.kind) {

@@ -51,6 +51,8 @@ struct GuardFailure {
 class GuardSet {
  public:
   void add(Guard guard);
+  // Gives guards on input i (that have no location yet) the location locs[i].
+  void set_input_locations(const std::vector<SourceLoc>& locs);
   const std::vector<Guard>& guards() const { return guards_; }
   // Fast path: true when every guard holds. Does not allocate.
   bool check(const std::vector<c10::IValue>& inputs) const;

@@ -150,6 +150,26 @@ void Tracer::bind_inputs(MachineState& state, const Frame* frame, const std::vec
     }
     live[k] = var;
   }
+  // Input guards point at the first line that uses the input, so "guard created at" reads as
+  // the code that depends on it.
+  if (!eager_) {
+    std::vector<SourceLoc> first_use(values.size());
+    const Scope& top = state.scopes.back();
+    const Activation& act = state.activations[static_cast<size_t>(top.activation)];
+    for (const auto& [value, var] : act.env) {
+      if (var->kind != Var::Kind::Input || var->slot < 0 || static_cast<size_t>(var->slot) >= values.size()) continue;
+      size_t best = SIZE_MAX;
+      for (const auto& use : value->uses()) {
+        SourceLoc loc = locate(use.user);
+        size_t pos = program_.position(use.user);
+        if (loc.known() && !is_library_file(loc.file) && pos < best) {
+          best = pos;
+          first_use[static_cast<size_t>(var->slot)] = loc;
+        }
+      }
+    }
+    out_.guards.set_input_locations(first_use);
+  }
   if (!eager_) {
     Guard g;
     g.kind = GuardKind::GradMode;

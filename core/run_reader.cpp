@@ -284,10 +284,18 @@ std::vector<RecompileRow> RunReader::recompiles(Id run_id) const {
     out.push_back(std::move(r));
   }
   if (out.empty()) return out;
+  // A call can recompile several frames (the root and resume frames after breaks): each
+  // recompile gets the failures of its own frame's entries.
+  std::unordered_map<Id, Id> frame_of_compile;
+  for (const auto& c : compiles(run_id)) frame_of_compile[c.id] = c.frame_id;
   for (auto& f : guard_failures(run_id)) {
     auto it = by_call.find(f.call_id);
     if (it == by_call.end()) continue;
-    for (size_t i : it->second) out[i].failures.push_back(f);
+    auto frame = frame_of_compile.find(f.compile_id);
+    for (size_t i : it->second) {
+      if (frame != frame_of_compile.end() && frame->second != out[i].frame_id) continue;
+      out[i].failures.push_back(f);
+    }
   }
   return out;
 }
