@@ -191,6 +191,7 @@ void add_check_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "check", "CI gate: run a model (or read a run database) and compare with a committed baseline");
   add_model_options(cmd, o->model, true);
+  cmd->get_option("model")->description("TorchScript archive to run, or a run database (.db) to judge");
   cmd->add_option("--iters,-n", o->iters, "Calls to run (MODEL only)")->capture_default_str();
   cmd->add_option("--baseline", o->baseline, "Baseline JSON to compare with (or write, with --update-baseline)");
   cmd->add_flag("--update-baseline", o->update_baseline, "Write the baseline from this run instead of comparing");

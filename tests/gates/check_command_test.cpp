@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <sstream>
 
 #include "core/run_reader.h"
 #include "tests/gates/gates_support.h"
@@ -92,6 +93,26 @@ TEST(CheckCommand, MoreRecompilesFail) {
   EXPECT_NE(r.output.find("--dynamic I:D"), std::string::npos) << r.output;
   // A different workload than the baseline's is worth a warning: counts depend on it.
   EXPECT_NE(r.output.find("warning: different workload"), std::string::npos) << r.output;
+}
+
+TEST(CheckCommand, MoreEagerFallbacksFail) {
+  TempDir dir;
+  std::string baseline = testing::write_base_baseline(dir, "--vary 0:0=2..9");
+  ASSERT_FALSE(baseline.empty());
+  // Past a recompile limit of 1 the frame runs eagerly: calls that were compiled no longer are.
+  auto r = tcprof(check_variant(dir, "gate_base", baseline, "--vary 0:0=2..9 --recompile-limit 1") + " 2>/dev/null");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("REGRESSION more eager fallbacks in forward"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("hit recompile_limit (1)"), std::string::npos) << r.output;
+  // Every line but the copy-paste update command fits 80 columns.
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);) {
+    size_t columns = 0;
+    for (unsigned char c : line) columns += (c & 0xC0) != 0x80;
+    if (line.find("--baseline") == std::string::npos && line.find("/tmp") == std::string::npos) {
+      EXPECT_LE(columns, 80u) << line;
+    }
+  }
 }
 
 TEST(CheckCommand, ReadsARecordedDatabaseWithTheSameVerdict) {
