@@ -57,7 +57,7 @@ void run_export(const ExportOptions& o) {
 void add_export_command(CLI::App& app) {
   auto o = std::make_shared<ExportOptions>();
   auto* cmd = app.add_subcommand("export", "Export recorded runs (Chrome/Perfetto trace JSON)");
-  cmd->add_option("db", o->db, "Database written by tcprof run/train (also --db)");
+  cmd->add_option("DB", o->db, "Database written by tcprof run/train (also --db)");
   cmd->add_option("--db", o->db, "Database to read");
   cmd->add_option("--chrome", o->chrome, "Write a Chrome Trace Event JSON file here");
   cmd->add_option("--run", o->run_id, "Only this run id (default: every run in the file)");

@@ -198,7 +198,7 @@ std::string render_kernels_text(const RunReader& reader, const std::vector<RunRo
 void add_report_command(CLI::App& app) {
   auto o = std::make_shared<ReportOptions>();
   auto* cmd = app.add_subcommand("report", "Summarise the runs recorded in a tcprof database");
-  cmd->add_option("db", o->db, "Database written by tcprof run/train/explain (also --db)");
+  cmd->add_option("DB", o->db, "Database written by tcprof run/train/explain (also --db)");
   cmd->add_option("--db", o->db, "Database to read");
   cmd->add_option("--run", o->run_id, "Only this run id (default: every run in the file)");
   cmd->add_option("--top", o->top, "How many items to list per section")->capture_default_str();
