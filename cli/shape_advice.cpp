@@ -148,17 +148,26 @@ ShapeAdvice compute_shape_advice(const std::vector<CallRow>& calls, const std::v
     advice.dims.push_back(std::move(a));
   }
   static const std::regex modulo(R"(%\s*(\d+))");
+  std::map<size_t, std::set<Id>> guarded_compiles;
   for (const auto& g : guards) {
     std::smatch m;
     if (!std::regex_search(g.expr, m, modulo)) continue;
-    auto dup = std::find_if(advice.alignment.begin(), advice.alignment.end(), [&](const AlignmentGuard& a) {
-      return a.expr == g.expr && a.file == g.file && a.line == g.line;
+    std::string expr = g.expr;
+    if (expr.rfind("not (", 0) == 0 && expr.back() == ')') expr = expr.substr(5, expr.size() - 6);
+    int64_t multiple = std::stoll(m[1]);
+    auto same = std::find_if(advice.alignment.begin(), advice.alignment.end(), [&](const AlignmentGuard& a) {
+      return a.file == g.file && a.line == g.line && a.multiple == multiple && (!g.file.empty() || a.expr == expr);
     });
-    if (dup == advice.alignment.end()) {
-      advice.alignment.push_back({g.expr, g.file, g.line, std::stoll(m[1]), 0});
-      dup = std::prev(advice.alignment.end());
+    if (same == advice.alignment.end()) {
+      advice.alignment.push_back({expr, g.file, g.line, multiple, 0, 0});
+      same = std::prev(advice.alignment.end());
     }
-    for (const auto& f : failures) dup->failures += f.guard_id == g.id ? 1 : 0;
+    size_t index = static_cast<size_t>(same - advice.alignment.begin());
+    guarded_compiles[index].insert(g.compile_id);
+    for (const auto& f : failures) same->failures += f.guard_id == g.id ? 1 : 0;
+  }
+  for (auto& [index, compiles] : guarded_compiles) {
+    advice.alignment[index].graphs = static_cast<int64_t>(compiles.size());
   }
   return advice;
 }
@@ -195,8 +204,14 @@ void write_shape_advice_text(fmt::memory_buffer& out, const ShapeAdvice& advice)
   for (const auto& a : advice.dims) {
     int64_t calls = 0;
     for (const auto& z : a.sizes) calls += z.calls;
-    fmt::format_to(o, "    input {} dim {}: {} over {}, {}\n", a.input, a.dim, text::fit(sizes_text(a.sizes), 32),
-                   text::plural(calls, "call", "calls"), text::plural(a.recompiles, "recompile", "recompiles"));
+    std::string caused;
+    for (const auto& z : a.sizes) {
+      if (z.recompiles > 0) caused += (caused.empty() ? " at " : ", ") + std::to_string(z.size);
+    }
+    std::string line = fmt::format("input {} dim {}: {} over {}, {}{}", a.input, a.dim, sizes_text(a.sizes),
+                                   text::plural(calls, "call", "calls"),
+                                   text::plural(a.recompiles, "recompile", "recompiles"), caused);
+    fmt::format_to(o, "    {}\n", text::fit(line, 76));
     std::string dynamic_line = fmt::format("mark it dynamic: {} (one graph for every size)", a.dynamic_flag);
     std::string pad_line, pad_detail;
     if (a.pad) {
@@ -218,10 +233,11 @@ void write_shape_advice_text(fmt::memory_buffer& out, const ShapeAdvice& advice)
   }
   for (const auto& g : advice.alignment) {
     std::string where = g.file.empty() ? "" : " at " + text::location(g.file, g.line);
-    fmt::format_to(o, "    alignment guard {}{}\n", text::fit(g.expr, 30), text::fit(where, 30));
-    fmt::format_to(o, "      graphs are specialised on sizes divisible by {}; other sizes recompile\n", g.multiple);
-    fmt::format_to(o, "      ({} failed); pad to a multiple of {} to keep one graph\n",
-                   text::plural(g.failures, "guard check", "guard checks"), g.multiple);
+    fmt::format_to(o, "    alignment: {}{}\n", text::fit(g.expr, 34), text::fit(where, 34));
+    fmt::format_to(o, "      {} specialised on sizes {}divisible by {}; {}\n",
+                   text::plural(g.graphs, "graph", "graphs"), g.graphs == 1 ? "" : "(not) ", g.multiple,
+                   text::plural(g.failures, "guard check failed", "guard checks failed"));
+    fmt::format_to(o, "      pad to a multiple of {} to keep one aligned graph\n", g.multiple);
   }
 }
 
@@ -241,7 +257,7 @@ json shape_advice_json(const ShapeAdvice& advice) {
   json alignment = json::array();
   for (const auto& g : advice.alignment) {
     alignment.push_back({{"expr", g.expr}, {"file", g.file}, {"line", g.line}, {"multiple", g.multiple},
-                         {"failures", g.failures}});
+                         {"graphs", g.graphs}, {"failures", g.failures}});
   }
   return {{"recompile_limit", advice.recompile_limit}, {"calls", advice.calls}, {"dims", dims},
           {"alignment", alignment}, {"unattributed_recompiles", advice.unattributed_recompiles}};

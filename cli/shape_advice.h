@@ -36,11 +36,14 @@ struct DimAdvice {
   std::string dynamic_flag;     // "--dynamic 0:1"
 };
 
+// A shape decision on divisibility (`if x.size(1) % 8 == 0:`): both outcomes guard the same
+// source line, so they are one flag with the graphs on either side.
 struct AlignmentGuard {
-  std::string expr, file;
+  std::string expr, file;  // the condition without a leading `not`
   int line = 0;
   int64_t multiple = 0;
-  int64_t failures = 0;
+  int64_t graphs = 0;    // compiled graphs guarded on it
+  int64_t failures = 0;  // guard checks that failed on it (each one a recompile or fallback)
 };
 
 struct ShapeAdvice {

@@ -47,11 +47,20 @@ class GateShifted(nn.Module):
         return z - 1
 
 
+class GateAligned(nn.Module):
+    # A branch on divisibility: graphs specialise on aligned sizes (shape advice flags it).
+    def forward(self, x):
+        if x.size(1) % 8 == 0:
+            return x * 2
+        return x * 2 + 1
+
+
 MODELS = {
     "gate_base": GateBase,
     "gate_print": GatePrint,
     "gate_fixed": GateFixed,
     "gate_shifted": GateShifted,
+    "gate_aligned": GateAligned,
 }
 
 

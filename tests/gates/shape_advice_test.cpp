@@ -94,7 +94,7 @@ TEST(ShapeAdvice, WideRangesWithATightLimitAdviseDynamic) {
 
 TEST(ShapeAdvice, FlagsAlignmentGuards) {
   std::vector<GuardRow> guards = {{1, 10, "shape_expr", "s0 % 8 == 0", "model.py", 12},
-                                  {2, 11, "shape_expr", "s0 % 8 == 0", "model.py", 12},
+                                  {2, 11, "shape_expr", "not (s0 % 8 == 0)", "model.py", 12},
                                   {3, 10, "size", "x.size(0) == 4", "", 0}};
   GuardFailureRow failure;
   failure.guard_id = 1;
@@ -104,9 +104,11 @@ TEST(ShapeAdvice, FlagsAlignmentGuards) {
   EXPECT_EQ(advice.alignment[0].multiple, 8);
   EXPECT_EQ(advice.alignment[0].line, 12);
   EXPECT_EQ(advice.alignment[0].failures, 2);
+  EXPECT_EQ(advice.alignment[0].graphs, 2);
+  EXPECT_EQ(advice.alignment[0].expr, "s0 % 8 == 0");
   fmt::memory_buffer out;
   cli::write_shape_advice_text(out, advice);
-  EXPECT_NE(fmt::to_string(out).find("alignment guard s0 % 8 == 0 at model.py:12"), std::string::npos)
+  EXPECT_NE(fmt::to_string(out).find("alignment: s0 % 8 == 0 at model.py:12"), std::string::npos)
       << fmt::to_string(out);
 }
 
@@ -116,7 +118,7 @@ TEST(ShapeAdvice, ReportShowsTheSyntheticRunsAdvice) {
   write_synthetic_run(db, SyntheticRunOptions{});
   auto text = testing::tcprof("report " + db);
   ASSERT_EQ(text.exit_code, 0);
-  EXPECT_NE(text.output.find("input 0 dim 1: sizes 64, 96 over 20 calls, 1 recompile"), std::string::npos)
+  EXPECT_NE(text.output.find("input 0 dim 1: sizes 64, 96 over 20 calls, 1 recompile at 96\n"), std::string::npos)
       << text.output;
   EXPECT_NE(text.output.find("advice: pad to a multiple of 32 (+0.0% elements)"), std::string::npos) << text.output;
   auto json = testing::tcprof("report " + db + " --json");
@@ -127,6 +129,30 @@ TEST(ShapeAdvice, ReportShowsTheSyntheticRunsAdvice) {
   EXPECT_EQ(dims[0]["pad"]["multiple"], 32);
   EXPECT_EQ(dims[0]["sizes"][1]["size"], 96);
   EXPECT_EQ(dims[0]["sizes"][1]["calls"], 19);
+}
+
+}  // namespace
+}  // namespace tcprof
+
+namespace tcprof {
+namespace {
+
+// End to end: a real branch on divisibility, run with varying sizes, is flagged by the report.
+TEST(ShapeAdvice, ReportFlagsARealAlignmentBranch) {
+  testing::TempDir dir;
+  std::string db = dir.file("aligned.db");
+  auto run = testing::tcprof("run " + testing::sample_model("gate_aligned") +
+                             " --input 'f32[4,16]' --vary 0:1=8,13,16,24,29,32 --iters 12 --db " + db + " 2>&1");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  auto report = testing::tcprof("report " + db);
+  EXPECT_NE(report.output.find("alignment: x.size(1) % 8 == 0 at"), std::string::npos) << report.output;
+  EXPECT_NE(report.output.find("gate_variants.py:53"), std::string::npos) << report.output;
+  EXPECT_NE(report.output.find("pad to a multiple of 8 to keep one aligned graph"), std::string::npos) << report.output;
+  auto j = nlohmann::json::parse(testing::tcprof("report " + db + " --json").output);
+  const auto& alignment = j["runs"][0]["shape_advice"]["alignment"];
+  ASSERT_EQ(alignment.size(), 1u);
+  EXPECT_EQ(alignment[0]["multiple"], 8);
+  EXPECT_GE(alignment[0]["graphs"].get<int>(), 2);
 }
 
 }  // namespace
