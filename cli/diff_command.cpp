@@ -106,25 +106,22 @@ Diff compute(const RunReader& ra, const Side& a, const RunReader& rb, const Side
     it->b_failures = f.guard_failures;
   }
   // Kernel time per graph, by compile id: the same id names the same graph in both runs.
-  auto graph_times = [](const RunReader& r, Id run, std::map<std::string, int64_t>& out, bool into_a,
-                        std::vector<TimeDelta>& deltas) {
+  auto add_graph_times = [&d](const RunReader& r, Id run, bool into_a) {
     std::map<std::string, int64_t> totals;
     for (const auto& g : r.graph_kernel_times(run)) {
       totals[g.compile_label.empty() ? "(outside graphs)" : g.compile_label] += g.total_ns;
     }
     for (const auto& [label, ns] : totals) {
-      auto it = std::find_if(deltas.begin(), deltas.end(), [&](const TimeDelta& t) { return t.name == label; });
-      if (it == deltas.end()) {
-        deltas.push_back({label, 0, 0});
-        it = std::prev(deltas.end());
+      auto it = std::find_if(d.graphs.begin(), d.graphs.end(), [&](const TimeDelta& t) { return t.name == label; });
+      if (it == d.graphs.end()) {
+        d.graphs.push_back({label, 0, 0});
+        it = std::prev(d.graphs.end());
       }
       (into_a ? it->a_ns : it->b_ns) = ns;
     }
-    out = totals;
   };
-  std::map<std::string, int64_t> unused;
-  graph_times(ra, a.view.run_id, unused, true, d.graphs);
-  graph_times(rb, b.view.run_id, unused, false, d.graphs);
+  add_graph_times(ra, a.view.run_id, true);
+  add_graph_times(rb, b.view.run_id, false);
   sort_by_delta(d.graphs);
   for (const auto& k : ra.kernel_stats(a.view.run_id)) d.kernels.push_back({k.name, k.total_ns, 0});
   for (const auto& k : rb.kernel_stats(b.view.run_id)) {
