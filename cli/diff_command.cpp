@@ -142,7 +142,8 @@ std::string signed_duration(double ns) {
 }
 
 std::string relative(double a, double b) {
-  if (a == 0) return b == 0 ? "" : "new";
+  if (a == b) return "";
+  if (a == 0) return "new";
   return fmt::format("{:+.1f}%", 100.0 * (b - a) / a);
 }
 
@@ -159,7 +160,7 @@ void write_sites(fmt::memory_buffer& out, const char* title, char mark, const st
     std::string counts = mark == '+' ? fmt::format("{}x", c.b)
                          : mark == '-' ? fmt::format("{}x", c.a)
                                        : fmt::format("{}x->{}x", c.a, c.b);
-    fmt::format_to(o, "  {} {} {} {} {}\n", mark, counts, s.break_id, s.type, text::fit(where, 34));
+    fmt::format_to(o, "  {} {} {} {}\n      at {}\n", mark, counts, s.break_id, s.type, text::fit(where, 70));
     if (!s.source.empty()) fmt::format_to(o, "      | {}\n", text::fit(s.source, 70));
   }
 }
