@@ -1,6 +1,7 @@
 #include "cli/gate.h"
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 
 #include <fmt/format.h>
@@ -56,19 +57,31 @@ Finding break_finding(const std::string& kind, bool regression, const std::strin
   return f;
 }
 
+// The text of line `line` of `path`, when the file is here to read (guards record no source).
+std::string source_line(const std::string& path, int line) {
+  std::ifstream in(path);
+  std::string text;
+  for (int n = 1; n <= line && std::getline(in, text); ++n) {
+    if (n == line) return normalise_source(text);
+  }
+  return "";
+}
+
 // Where a recompile comes from: the first failed guard that points at user code, else the frame.
 void locate_recompile(Finding& f, const FrameView& frame, size_t first_extra) {
   if (first_extra < frame.recompile_rows.size()) {
     const RecompileRow& r = frame.recompile_rows[first_extra];
-    f.reason = r.reason;
+    std::string guard;
     for (const auto& gf : r.failures) {
       if (gf.guard_file.empty()) continue;
       f.file = gf.guard_file;
       f.line = gf.guard_line;
-      f.source = gf.guard_expr;
+      f.source = source_line(gf.guard_file, gf.guard_line);
+      guard = gf.guard_expr;
       break;
     }
-    if (f.source.empty() && !r.failures.empty()) f.source = r.failures.front().guard_expr;
+    if (guard.empty() && !r.failures.empty()) guard = r.failures.front().guard_expr;
+    f.reason = guard.empty() ? r.reason : fmt::format("guard {} failed: {}", guard, r.reason);
   }
   if (f.file.empty() && !frame.file.empty()) {
     f.file = frame.file;

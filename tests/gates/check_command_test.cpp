@@ -89,7 +89,9 @@ TEST(CheckCommand, MoreRecompilesFail) {
   auto r = tcprof(check_variant(dir, "gate_base", baseline, "--vary 0:0=2..9") + " 2>&1");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("REGRESSION more recompiles in forward"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("size mismatch at index 0"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("guard x.size(0) == 2 failed: tensor 'x' size mismatch at index 0"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("| y = torch.relu(x)"), std::string::npos) << r.output;  // first use of x
   EXPECT_NE(r.output.find("--dynamic I:D"), std::string::npos) << r.output;
   // A different workload than the baseline's is worth a warning: counts depend on it.
   EXPECT_NE(r.output.find("warning: different workload"), std::string::npos) << r.output;
