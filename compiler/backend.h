@@ -47,6 +47,9 @@ torch::jit::Operation node_operation(const torch::jit::Node* node);
 bool has_operation(const torch::jit::Node* node);
 bool is_vararg(const torch::jit::Node* node);
 
+// The value of a symbolic expression as the IValue TorchScript expects: bool or int.
+c10::IValue sym_value(const SymExpr& e, int64_t value);
+
 // Evaluates an op argument against the slots (and, for symbolic sizes, the frame's inputs).
 c10::IValue evaluate_arg(const Arg& arg, const std::vector<c10::IValue>& slots, const SymBindings& bindings);
 

@@ -33,7 +33,7 @@ c10::IValue build_result(const ResultTemplate& t, const std::vector<c10::IValue>
   }
   switch (t.leaf.kind) {
     case ValueSource::Kind::Output: return outputs[static_cast<size_t>(t.leaf.index)];
-    case ValueSource::Kind::Sym: return c10::IValue(evaluate(*t.leaf.sym, bindings));
+    case ValueSource::Kind::Sym: return sym_value(*t.leaf.sym, evaluate(*t.leaf.sym, bindings));
     default: return t.leaf.constant;
   }
 }
@@ -68,7 +68,7 @@ c10::IValue value_from(const ValueSource& s, const std::vector<c10::IValue>& out
   switch (s.kind) {
     case ValueSource::Kind::Output: return outputs[static_cast<size_t>(s.index)];
     case ValueSource::Kind::BreakResult: return results[static_cast<size_t>(s.index)];
-    case ValueSource::Kind::Sym: return c10::IValue(evaluate(*s.sym, bindings));
+    case ValueSource::Kind::Sym: return sym_value(*s.sym, evaluate(*s.sym, bindings));
     case ValueSource::Kind::Constant: return s.constant;
   }
   return c10::IValue();

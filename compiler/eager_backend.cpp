@@ -12,11 +12,15 @@
 
 namespace tcprof {
 
+c10::IValue sym_value(const SymExpr& e, int64_t value) {
+  return is_boolean(e) ? c10::IValue(value != 0) : c10::IValue(value);
+}
+
 c10::IValue evaluate_arg(const Arg& arg, const std::vector<c10::IValue>& slots, const SymBindings& bindings) {
   switch (arg.kind) {
     case Arg::Kind::Slot: return slots[static_cast<size_t>(arg.slot)];
     case Arg::Kind::Constant: return arg.constant;
-    case Arg::Kind::Sym: return c10::IValue(arg.program.run(bindings));
+    case Arg::Kind::Sym: return sym_value(*arg.sym, arg.program.run(bindings));
     case Arg::Kind::List: {
       if (!arg.element_type) {  // a tuple
         std::vector<c10::IValue> items;

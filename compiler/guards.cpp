@@ -21,6 +21,7 @@ std::string_view guard_kind_name(GuardKind kind) {
     case GuardKind::ShapeExpr: return "shape_expr";
     case GuardKind::Attribute: return "attribute";
     case GuardKind::GradMode: return "grad_mode";
+    case GuardKind::SameTensor: return "aliasing";
   }
   return "?";
 }
@@ -70,6 +71,8 @@ bool GuardSet::holds(const Guard& g, const std::vector<c10::IValue>& inputs) con
       return now.isSameIdentity(g.attr_value);
     }
     case GuardKind::GradMode: return at::GradMode::is_enabled() == (g.expected != 0);
+    case GuardKind::SameTensor:
+      return in->toTensor().is_same(inputs[static_cast<size_t>(g.dim)].toTensor()) == (g.expected != 0);
   }
   return false;
 }
@@ -164,6 +167,11 @@ GuardFailure GuardSet::explain_failure(const std::vector<c10::IValue>& inputs,
         f.actual = ivalue_text(g.object->getSlot(g.attr_slot));
         f.message = fmt::format("attribute {} changed: expected {}, actual {}", g.text.substr(0, g.text.find(" ==")),
                                 f.expected, f.actual);
+        break;
+      case GuardKind::SameTensor:
+        f.expected = g.expected ? "same tensor" : "different tensors";
+        f.actual = g.expected ? "different tensors" : "same tensor";
+        f.message = fmt::format("aliasing changed: {}: expected {}, actual {}", g.text, f.expected, f.actual);
         break;
       case GuardKind::GradMode:
         f.expected = g.expected ? "enabled" : "disabled";

@@ -19,6 +19,7 @@ enum class GuardKind : uint8_t {
   ShapeExpr,                                                         // a shape-derived decision
   Attribute,                                                         // a module attribute read
   GradMode,
+  SameTensor,  // inputs `input` and `dim` are (expected = 1) or are not the same tensor
 };
 
 struct Guard {

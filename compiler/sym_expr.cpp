@@ -120,6 +120,16 @@ SymExprPtr SymExpr::negate(SymExprPtr a) {
   return e;
 }
 
+bool is_boolean(const SymExpr& e) {
+  switch (e.op) {
+    case SymOp::Eq: case SymOp::Ne: case SymOp::Lt: case SymOp::Le: case SymOp::Gt: case SymOp::Ge:
+    case SymOp::And: case SymOp::Or: case SymOp::Not:
+      return true;
+    default:
+      return false;
+  }
+}
+
 int64_t evaluate(const SymExpr& e, const SymBindings& b) {
   switch (e.op) {
     case SymOp::Const: return e.value;

@@ -43,6 +43,8 @@ struct SymBindings {
 };
 
 int64_t evaluate(const SymExpr& e, const SymBindings& b);
+// Comparisons and logic evaluate to 0/1 but stand for Python bools.
+bool is_boolean(const SymExpr& e);
 // Readable form with the frame's input names, e.g. "x.size(1) * 2 > 4".
 std::string to_string(const SymExpr& e, const std::vector<std::string>& input_names);
 

@@ -237,7 +237,17 @@ Tracer::Step Tracer::run(MachineState& state) {
     const Node* node = nodes[scope.index++];
     activation_ = scope.activation;
     current_ = node;
-    if (step(state, node) == Step::Break) return Step::Break;
+    Step result;
+    try {
+      result = step(state, node);
+    } catch (const c10::Error& e) {
+      // A LibTorch assertion inside capture is a tcprof bug: name the node so it can be fixed.
+      SourceLoc loc = locate(node);
+      std::string what = e.what_without_backtrace();
+      throw Error(ErrorKind::Internal, fmt::format("capture failed at {} ({}:{}): {}", node->kind().toQualString(),
+                                                   loc.file, loc.line, what.substr(0, what.find('\n'))));
+    }
+    if (result == Step::Break) return Step::Break;
   }
   return Step::Return;
 }
@@ -403,11 +413,13 @@ VarPtr Tracer::export_value(const VarPtr& var, EntryExit& exit, std::unordered_m
       source.kind = ValueSource::Kind::Output;
       source.index = graph_output_index(var->slot);
       for (const auto& d : var->sizes) desc.dynamic_dims.push_back(!d || d->dynamic);
-    } else if (var->expr) {
+    } else if (var->expr && var->expr->dynamic) {
       source.kind = ValueSource::Kind::Sym;
       source.sym = var->expr;
     } else {
-      source.kind = ValueSource::Kind::Constant;  // pinned by this entry's guards
+      // Pinned by this entry's guards: the value itself, with its type (a folded comparison is
+      // still a bool).
+      source.kind = ValueSource::Kind::Constant;
       source.constant = var->value;
     }
     auto placeholder = std::make_shared<Var>();
@@ -468,7 +480,7 @@ void Tracer::build_break_exit(MachineState& state, const Node* node, BreakCause 
     } else if (var->kind == Var::Kind::Tensor || var->kind == Var::Kind::GraphValue) {
       source.kind = ValueSource::Kind::Output;
       source.index = graph_output_index(var->slot);
-    } else if (var->kind == Var::Kind::Scalar && var->expr) {
+    } else if (var->kind == Var::Kind::Scalar && var->expr && var->expr->dynamic) {
       source.kind = ValueSource::Kind::Sym;
       source.sym = var->expr;
     } else {
@@ -584,7 +596,7 @@ ResultTemplate Tracer::result_template(const VarPtr& var) {
       t.leaf.index = graph_output_index(var->slot);
       break;
     case Var::Kind::Scalar:
-      if (var->expr) {
+      if (var->expr && var->expr->dynamic) {
         t.leaf.kind = ValueSource::Kind::Sym;
         t.leaf.sym = var->expr;
         break;

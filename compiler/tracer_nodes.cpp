@@ -215,8 +215,9 @@ std::optional<std::pair<BreakCause, std::string>> Tracer::classify_break(
   }
   for (const Value* o : node->outputs()) {
     auto k = o->type()->kind();
+    // Built from values that change between calls passing the guards (tensors, dynamic sizes).
     if ((k == c10::TypeKind::DictType || k == c10::TypeKind::ClassType || k == c10::TypeKind::StringType) &&
-        std::any_of(in.begin(), in.end(), [](const VarPtr& v) { return !v->is_constant(); })) {
+        std::any_of(in.begin(), in.end(), [](const VarPtr& v) { return !v->is_static(); })) {
       return {{BreakCause::UnsupportedValue,
                fmt::format("{} builds a {} from run-time values", kind.toQualString(), o->type()->str())}};
     }
@@ -288,6 +289,26 @@ bool Tracer::handle_structural(MachineState& state, const Node* node) {
   }
   if (kind == aten::__is__ || kind == aten::__isnot__) {
     VarPtr a = in(0), b = in(1);
+    bool a_tensor = a->kind == Var::Kind::Tensor, b_tensor = b->kind == Var::Kind::Tensor;
+    if (a_tensor && b_tensor) {
+      // Tensor identity (`q is k` in attention): decided now from the real tensors. Between two
+      // frame inputs it depends on the caller, so it is guarded.
+      bool same = a->slot == b->slot || a->value.toTensor().is_same(b->value.toTensor());
+      int inputs = static_cast<int>(out_.graph.inputs.size());
+      if (!eager_ && a->slot != b->slot && a->slot < inputs && b->slot < inputs) {
+        Guard g;
+        g.kind = GuardKind::SameTensor;
+        g.input = a->slot;
+        g.dim = b->slot;
+        g.expected = same;
+        g.text = fmt::format("({} is {}) == {}", frame_->inputs[static_cast<size_t>(a->slot)].name,
+                             frame_->inputs[static_cast<size_t>(b->slot)].name, same ? "True" : "False");
+        g.loc = locate(node);
+        out_.guards.add(std::move(g));
+      }
+      env(state, node->output()) = Var::scalar(c10::IValue(kind == aten::__is__ ? same : !same), nullptr);
+      return true;
+    }
     bool a_none = a->is_constant() && a->value.isNone(), b_none = b->is_constant() && b->value.isNone();
     if (!a_none && !b_none) return false;
     // A value that is not a constant is never None here: tensors and numbers flow in graphs.
@@ -377,6 +398,7 @@ bool Tracer::handle_meta(MachineState& state, const Node* node, const std::vecto
     return true;
   }
   if (kind == prim::dtype || kind == prim::device || kind == prim::layout || kind == prim::is_cuda ||
+      kind == c10::Symbol::fromQualString("prim::is_nested") ||
       kind == aten::is_floating_point || kind == prim::requires_grad || kind == aten::is_complex) {
     run_concretely(state, node, in);
     auto& out = env(state, node->output());
@@ -461,6 +483,10 @@ void Tracer::run_concretely(MachineState& state, const Node* node, const std::ve
     SourceLoc loc = locate(node);
     throw Error(ErrorKind::Input, fmt::format("{} at {}:{} failed: {}", node->kind().toQualString(),
                                               loc.file, loc.line, e.what_without_backtrace()));
+  } catch (const std::exception& e) {
+    SourceLoc loc = locate(node);
+    throw Error(ErrorKind::Input, fmt::format("{} at {}:{} failed: {}", node->kind().toQualString(),
+                                              loc.file, loc.line, e.what()));
   }
   for (size_t i = 0; i < node->outputs().size(); ++i) {
     env(state, node->outputs()[i]) = Var::constant(stack[i]);
@@ -484,6 +510,9 @@ void Tracer::emit_graph_op(MachineState& state, const Node* node, const std::vec
     throw Error(ErrorKind::Input,
                 fmt::format("{} at {}:{} failed on these inputs: {}", op.name, op.loc.file, op.loc.line,
                             e.what_without_backtrace()));
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::Input,
+                fmt::format("{} at {}:{} failed on these inputs: {}", op.name, op.loc.file, op.loc.line, e.what()));
   }
   std::vector<c10::IValue> frame_inputs(slot_values_.begin(), slot_values_.begin() + static_cast<long>(out_.graph.inputs.size()));
   InputBindings bindings(frame_inputs);
@@ -599,6 +628,17 @@ Tracer::Step Tracer::step(MachineState& state, const Node* node) {
     return Step::Continue;
   }
   if (!reads_graph && !has_tensor_output && handle_scalar_op(state, node, in)) return Step::Continue;
+  if (!reads_graph && !has_tensor_output && std::all_of(in.begin(), in.end(), [](const VarPtr& v) { return v->is_static(); })) {
+    // Strings and lists computed from pinned values (an f-string of a shape): a value of this
+    // entry, not of every call, so it is handed on as an input and never baked into later frames.
+    for (const auto& v : in) specialize(v, node);
+    run_concretely(state, node, in);
+    for (const Value* o : node->outputs()) {
+      auto& out = env(state, o);
+      out = Var::scalar(out->value, nullptr);
+    }
+    return Step::Continue;
+  }
   if (!has_tensor_output && reads_graph) {
     // A number computed from tensor data (beyond the cases above) ends the graph.
     build_break_exit(state, node, BreakCause::TensorToScalar,

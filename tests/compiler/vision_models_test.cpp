@@ -24,7 +24,9 @@ TEST_P(VisionModels, ZeroBreaksOneGraphSameOutput) {
   EXPECT_EQ(m.stats().compiles, 1);
 }
 
-INSTANTIATE_TEST_SUITE_P(Torchvision, VisionModels, ::testing::Values("resnet18", "mobilenet_v2"));
+INSTANTIATE_TEST_SUITE_P(Torchvision, VisionModels,
+                         ::testing::Values("resnet18", "mobilenet_v2", "efficientnet_b0", "shufflenet_v2_x1_0",
+                                           "squeezenet1_1", "convnext_tiny", "vit_b_16"));
 
 }  // namespace
 }  // namespace tcprof
