@@ -6,6 +6,7 @@
 #include <QVBoxLayout>
 
 #include "gui/format.h"
+#include "gui/table_view.h"
 
 namespace tcprof::gui {
 namespace {
@@ -15,16 +16,6 @@ QString cache_key(const QString& path, Id id) { return path + '\n' + QString::nu
 const QColor kWorse(0xb3, 0x26, 0x1e), kBetter(0x2d, 0x6a, 0x4f);
 
 // `stretch` is the text column that takes the spare width (numbers stay compact).
-QTableView* make_table(QAbstractItemModel* model, int stretch) {
-  auto* t = new QTableView;
-  t->setModel(model);
-  t->setSelectionBehavior(QAbstractItemView::SelectRows);
-  t->verticalHeader()->hide();
-  t->horizontalHeader()->setSectionResizeMode(stretch, QHeaderView::Stretch);
-  t->setAlternatingRowColors(true);
-  t->setWordWrap(false);
-  return t;
-}
 
 QWidget* titled(const QString& title, QWidget* w) {
   auto* box = new QWidget;
@@ -55,13 +46,13 @@ CompareView::CompareView(QWidget* parent)
   headline_->setWordWrap(true);
 
   auto* top = new QSplitter(Qt::Horizontal);
-  top->addWidget(titled("<b>Counts</b>", make_table(count_model_, 0)));
-  top->addWidget(titled("<b>Graph-break sites</b> (added in B, removed in B, in both)", make_table(break_model_, 1)));
+  top->addWidget(titled("<b>Counts</b>", make_row_table(count_model_, 0)));
+  top->addWidget(titled("<b>Graph-break sites</b> (added in B, removed in B, in both)", make_row_table(break_model_, 1)));
   top->setStretchFactor(0, 2);
   top->setStretchFactor(1, 3);
   auto* split = new QSplitter(Qt::Vertical);
   split->addWidget(top);
-  split->addWidget(titled("<b>Kernel time per name</b> (B − A, biggest change first)", make_table(kernel_model_, 0)));
+  split->addWidget(titled("<b>Kernel time per name</b> (B − A, biggest change first)", make_row_table(kernel_model_, 0)));
 
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(pick);

@@ -8,23 +8,13 @@
 
 #include "gui/cpp_highlighter.h"
 #include "gui/format.h"
+#include "gui/table_view.h"
 
 namespace tcprof::gui {
 namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
-QTableView* make_table(QAbstractItemModel* model) {
-  auto* t = new QTableView;
-  t->setModel(model);
-  t->setSelectionBehavior(QAbstractItemView::SelectRows);
-  t->setSelectionMode(QAbstractItemView::SingleSelection);
-  t->verticalHeader()->hide();
-  t->horizontalHeader()->setStretchLastSection(true);
-  t->setAlternatingRowColors(true);
-  t->setWordWrap(false);
-  return t;
-}
 
 QPlainTextEdit* make_code_view() {
   auto* e = new QPlainTextEdit;
@@ -42,7 +32,7 @@ GraphsView::GraphsView(QWidget* parent)
       graph_model_(new TableModel({"Graph", "Compile", "Ops", "Guards", "Kernel time", "Compile reason"}, this)),
       guard_model_(new TableModel({"Kind", "Guard", "Created at"}, this)),
       hint_model_(new TableModel({"Kind", "Op", "Message", "At"}, this)),
-      graph_table_(make_table(graph_model_)),
+      graph_table_(make_row_table(graph_model_)),
       tabs_(new QTabWidget),
       ir_(make_code_view()),
       code_(make_code_view()) {
@@ -50,8 +40,8 @@ GraphsView::GraphsView(QWidget* parent)
   // together with the graph itself.
   tabs_->addTab(code_, "Generated code");
   tabs_->addTab(ir_, "IR");
-  tabs_->addTab(make_table(hint_model_), "Perf hints");
-  QTableView* guard_table = make_table(guard_model_);
+  tabs_->addTab(make_row_table(hint_model_), "Perf hints");
+  QTableView* guard_table = make_row_table(guard_model_);
   guard_table->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
   auto* guards = new QWidget;
   auto* guards_layout = new QVBoxLayout(guards);

@@ -6,6 +6,7 @@
 #include <QVBoxLayout>
 
 #include "gui/format.h"
+#include "gui/table_view.h"
 #include "gui/source_lookup.h"
 
 namespace tcprof::gui {
@@ -13,17 +14,6 @@ namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
-QTableView* make_table(QAbstractItemModel* model) {
-  auto* t = new QTableView;
-  t->setModel(model);
-  t->setSelectionBehavior(QAbstractItemView::SelectRows);
-  t->setSelectionMode(QAbstractItemView::SingleSelection);
-  t->verticalHeader()->hide();
-  t->horizontalHeader()->setStretchLastSection(true);
-  t->setAlternatingRowColors(true);
-  t->setWordWrap(false);
-  return t;
-}
 
 }  // namespace
 
@@ -34,8 +24,8 @@ RecompilesView::RecompilesView(QWidget* parent)
       timeline_(new CallTimeline),
       recompile_model_(new TableModel({"Compile", "Call", "Cache size", "Failed guard", "Reason"}, this)),
       failure_model_(new TableModel({"Guard", "Kind", "Expected", "Actual", "Guard created at", "Message"}, this)),
-      recompile_table_(make_table(recompile_model_)),
-      failure_table_(make_table(failure_model_)),
+      recompile_table_(make_row_table(recompile_model_)),
+      failure_table_(make_row_table(failure_model_)),
       source_(new SourceView),
       chart_(new ShapeChart) {
   auto* top = new QHBoxLayout;

@@ -41,4 +41,11 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size()) {
+    s.replace(pos, from.size(), to);
+  }
+  return s;
+}
+
 }  // namespace tcprof::testing

@@ -25,4 +25,7 @@ CommandResult run_command(const std::string& command_line, bool merge_stderr = f
 
 std::string read_file(const std::string& path);
 
+// Every occurrence of `from` replaced by `to` (paths in golden output).
+std::string replace_all(std::string s, const std::string& from, const std::string& to);
+
 }  // namespace tcprof::testing

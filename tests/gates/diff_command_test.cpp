@@ -16,6 +16,7 @@
 namespace tcprof {
 namespace {
 
+using testing::replace_all;
 using testing::TempDir;
 using testing::tcprof;
 
@@ -81,11 +82,6 @@ void write_run_b(const std::string& path) {
     t += 10'000;
   }
   w.close("finished");
-}
-
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size()) s.replace(pos, from.size(), to);
-  return s;
 }
 
 TEST(DiffCommand, TextMatchesGolden) {

@@ -13,15 +13,9 @@
 namespace tcprof {
 namespace {
 
+using testing::replace_all;
 using testing::run_command;
 using testing::TempDir;
-
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size()) {
-    s.replace(pos, from.size(), to);
-  }
-  return s;
-}
 
 void expect_fits_80_columns(const std::string& text) {
   size_t start = 0;

@@ -1,0 +1,24 @@
+#include "gui/table_view.h"
+
+#include <QHeaderView>
+#include <QTableView>
+
+namespace tcprof::gui {
+
+QTableView* make_row_table(QAbstractItemModel* model, int stretch_column) {
+  auto* t = new QTableView;
+  t->setModel(model);
+  t->setSelectionBehavior(QAbstractItemView::SelectRows);
+  t->verticalHeader()->hide();
+  if (stretch_column < 0) {
+    t->setSelectionMode(QAbstractItemView::SingleSelection);
+    t->horizontalHeader()->setStretchLastSection(true);
+  } else {
+    t->horizontalHeader()->setSectionResizeMode(stretch_column, QHeaderView::Stretch);
+  }
+  t->setAlternatingRowColors(true);
+  t->setWordWrap(false);
+  return t;
+}
+
+}  // namespace tcprof::gui
