@@ -1,4 +1,5 @@
 #include "cli/model_command.h"
+#include "compiler/backend.h"
 
 #include <ctime>
 #include <filesystem>
@@ -32,7 +33,11 @@ void add_model_options(CLI::App* cmd, ModelOptions& o, bool compile_flags) {
                   "Compiles per frame before it runs eagerly (like torch's recompile_limit)")
       ->capture_default_str();
   cmd->add_option("--dynamic", o.dynamic, "Mark dimension D of input I dynamic from the first compile: I:D");
-  cmd->add_option("--backend", o.backend, "eager (op by op through LibTorch)")->capture_default_str();
+  cmd->add_option("--backend", o.backend, "cpp (fused C++ kernels) or eager (op by op through LibTorch)")
+      ->capture_default_str();
+  cmd->add_flag("--strict", o.strict, "cpp: exit 1 when a graph fails to compile instead of running it eagerly");
+  cmd->add_flag("--grad", o.grad,
+                "Run with autograd on (graphs whose parameters require grad then run eagerly); default: inference");
   cmd->add_option("--profile", o.profile,
                   "Kernel timing: off, summary (aggregates per call, cheap) or full (every launch)")
       ->capture_default_str();
@@ -72,6 +77,9 @@ ModelSession open_model_session(const ModelOptions& o, const std::string& comman
   s.compile.recompile_limit = o.recompile_limit;
   for (const auto& text : o.dynamic) s.compile.dynamic.push_back(parse_dim_ref(text));
   s.compile.backend = o.backend;
+  s.compile.strict = o.strict;
+  make_backend(o.backend);  // an unknown name is a usage error before anything is recorded
+  s.grad_mode = std::make_unique<at::AutoGradMode>(o.grad || command == "train");
   s.model = load_model(o.model, o.method);
   check_inputs_against_model(specs, s.model.argument_names, s.model.argument_types);
   s.inputs = std::make_unique<InputGenerator>(specs, vary, o.seed);
@@ -101,6 +109,7 @@ std::string config_json(const ModelOptions& o, const std::string& extra_json) {
                       {"dynamic", o.dynamic},       {"seed", o.seed},
                       {"stance", o.stance},         {"fullgraph", o.fullgraph},
                       {"recompile_limit", o.recompile_limit}, {"backend", o.backend},
+                      {"strict", o.strict},         {"grad", o.grad},
                       {"profile", o.profile},
                       {"threads", intra_op_threads()}};
   auto extra = nlohmann::json::parse(extra_json, nullptr, false);

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <ATen/core/grad_mode.h>
+
 #include "compiler/compile_options.h"
 #include "compiler/input_generator.h"
 #include "compiler/model_loader.h"
@@ -29,7 +31,9 @@ struct ModelOptions {
   std::string stance = "default";
   bool fullgraph = false;
   int recompile_limit = 8;
-  std::string backend = "eager";
+  std::string backend = "cpp";
+  bool strict = false;  // cpp: a graph that fails to compile is an error (exit 1), not an eager fallback
+  bool grad = false;    // run with autograd on (default: inference, like torch.no_grad)
   std::string profile = "summary";
   std::string db;
   bool json = false;
@@ -45,6 +49,7 @@ struct ModelSession {
   std::unique_ptr<InputGenerator> inputs;
   std::unique_ptr<RunWriter> writer;
   std::unique_ptr<CpuProfiler> profiler;
+  std::unique_ptr<at::AutoGradMode> grad_mode;  // the whole command runs in this mode
   std::string db_path;
 };
 

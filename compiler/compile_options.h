@@ -15,7 +15,8 @@ struct CompileOptions {
   bool fullgraph = false;
   int recompile_limit = 8;  // per frame, like torch._dynamo.config.recompile_limit
   std::vector<DimRef> dynamic;  // --dynamic I:D, symbolic from the first compile
-  std::string backend = "eager";
+  std::string backend = "cpp";
+  bool strict = false;  // a graph the cpp backend cannot compile is an error, not an eager fallback
 };
 
 Stance parse_stance(const std::string& name);  // throws Error(Usage) listing the stances

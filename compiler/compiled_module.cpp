@@ -84,7 +84,7 @@ CompiledModule::CompiledModule(const LoadedModel& model, CompileOptions options,
       profiler_(profiler),
       program_(model.module, model.method),
       tracer_(program_),
-      backend_(make_backend(options_.backend)) {
+      backend_(make_backend(options_.backend, options_.strict)) {
   if (profiler_) {
     guard_key_ = profiler_->key("guard_check", "guard");
     eager_call_key_ = profiler_->key(model.method + " (eager)", "eager");
@@ -183,20 +183,29 @@ CacheEntry& CompiledModule::compile(Frame& frame, const std::vector<c10::IValue>
   entry->guards = std::move(outcome.guards);
   entry->exit = std::move(outcome.exit);
   *capture_outputs = std::move(outcome.output_values);
-  entry->compiled = backend_->compile(entry->graph, profiler_);
+  entry->compiled = backend_->compile(entry->graph, values, profiler_);
   int64_t done = now_ns();
   ++stats_.compiles;
   stats_.compile_ns += done - start;
+  const CompileReport& report = entry->compiled->report();
+  if (report.compile_failed) ++stats_.compile_failures;
 
   if (writer_) {
     entry->store_id = writer_->next_id();
     writer_->record(CompileEvent{entry->store_id, frame.store_id, entry->compile_label, reason, start,
-                                 done - start, "ok", false});
+                                 done - start, report.compile_failed ? "compile_failed" : "ok", report.cache_hit});
     writer_->record(CompilePhaseEvent{entry->store_id, "capture", start, captured - start});
-    writer_->record(CompilePhaseEvent{entry->store_id, backend_->name() + "_compile", captured, done - captured});
+    if (report.phases.empty()) {
+      writer_->record(CompilePhaseEvent{entry->store_id, backend_->name() + "_compile", captured, done - captured});
+    }
+    for (const auto& p : report.phases) writer_->record(CompilePhaseEvent{entry->store_id, p.name, p.start_ns, p.duration_ns});
+    for (const auto& h : report.hints) {
+      writer_->record(PerfHintEvent{entry->store_id, h.kind, h.op, h.message, h.loc.file, h.loc.line});
+    }
     entry->graph_store_id = writer_->next_id();
-    writer_->record(GraphEvent{entry->graph_store_id, entry->store_id,
-                               static_cast<int>(entry->graph.op_count()), entry->graph.ir(), ""});
+    writer_->record(GraphEvent{entry->graph_store_id, entry->store_id, static_cast<int>(entry->graph.op_count()),
+                               report.ir.empty() ? entry->graph.ir() : report.ir,
+                               report.compile_failed ? report.failure : report.code});
     for (const auto& g : entry->guards.guards()) {
       Id id = writer_->next_id();
       entry->guard_store_ids.push_back(id);

@@ -21,7 +21,7 @@ class RunWriter;
 
 struct RuntimeStats {
   int64_t calls = 0, compiles = 0, recompiles = 0, guard_failures = 0, graph_breaks = 0,
-          eager_calls = 0, recompile_limit_hits = 0, cache_entries = 0;
+          eager_calls = 0, recompile_limit_hits = 0, cache_entries = 0, compile_failures = 0;
   int64_t compile_ns = 0;
 };
 

@@ -149,7 +149,8 @@ class EagerGraph : public CompiledGraph {
 class EagerBackend : public Backend {
  public:
   std::string name() const override { return "eager"; }
-  std::unique_ptr<CompiledGraph> compile(const CapturedGraph& graph, CpuProfiler* profiler) override {
+  std::unique_ptr<CompiledGraph> compile(const CapturedGraph& graph, const std::vector<c10::IValue>&,
+                                         CpuProfiler* profiler) override {
     return std::make_unique<EagerGraph>(graph, profiler);
   }
 };
@@ -158,9 +159,10 @@ class EagerBackend : public Backend {
 
 std::unique_ptr<Backend> make_eager_backend() { return std::make_unique<EagerBackend>(); }
 
-std::unique_ptr<Backend> make_backend(const std::string& name) {
+std::unique_ptr<Backend> make_backend(const std::string& name, bool strict) {
   if (name == "eager") return make_eager_backend();
-  throw Error(ErrorKind::Usage, fmt::format("unknown backend '{}' (available: eager)", name));
+  if (name == "cpp") return make_cpp_backend(strict);
+  throw Error(ErrorKind::Usage, fmt::format("unknown backend '{}' (available: cpp, eager)", name));
 }
 
 }  // namespace tcprof
