@@ -44,8 +44,15 @@ json explain_json(const CompiledModule& m, const std::string& db) {
       json ops = json::array();
       for (const auto& op : entry->graph.ops) ops.push_back(op.name);
       op_count += static_cast<int64_t>(entry->graph.op_count());
+      const CompileReport& r = entry->compiled->report();
+      json hints = json::array();
+      for (const auto& h : r.hints) hints.push_back({{"kind", h.kind}, {"op", h.op}, {"message", h.message}, {"file", h.loc.file}, {"line", h.loc.line}});
       graphs.push_back({{"id", entry->compile_label}, {"frame", frame->name},
-                        {"op_count", entry->graph.op_count()}, {"ops", ops}});
+                        {"op_count", entry->graph.op_count()}, {"ops", ops},
+                        {"kernels", r.kernels + r.native_kernels}, {"unique_kernels", r.unique_kernels},
+                        {"fused_ops", r.fused_ops}, {"kernel_groups", r.kernel_groups},
+                        {"extern_calls", r.extern_calls}, {"fallback_calls", r.fallback_calls},
+                        {"compile_failed", r.compile_failed}, {"cache_hit", r.cache_hit}, {"perf_hints", hints}});
       for (const auto& g : entry->guards.guards()) {
         guards.push_back({{"kind", guard_kind_name(g.kind)}, {"expr", g.text}, {"file", g.loc.file},
                           {"line", g.loc.line}, {"graph", entry->compile_label}});
@@ -133,6 +140,26 @@ std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const
       fmt::format_to(w, "  {:<5} {:>4} ops  {}\n", entry->compile_label, entry->graph.op_count(),
                      op_summary(entry->graph, 60));
       fmt::format_to(w, "        {}\n", text::fit(frame->name, 72));
+      const CompileReport& r = entry->compiled->report();
+      if (r.compile_failed) {
+        fmt::format_to(w, "        compile failed, runs eagerly: {}\n", text::fit(r.failure.substr(0, r.failure.find('\n')), 50));
+      } else if (r.kernels + r.native_kernels > 0 || !r.hints.empty()) {
+        fmt::format_to(w, "        {} ({} unique) · {} ops fused · {} extern · {} fallback\n",
+                       text::plural(r.kernels + r.native_kernels, "kernel", "kernels"), r.unique_kernels, r.fused_ops,
+                       r.extern_calls, r.fallback_calls);
+        size_t shown = 0;
+        for (const auto& g : r.kernel_groups) {
+          if (g.find(',') == std::string::npos || shown >= 6) continue;  // multi-op groups: the fusions
+          fmt::format_to(w, "          {}\n", text::fit(g, 66));
+          ++shown;
+        }
+        std::map<std::string, int> fallbacks;
+        for (const auto& h : r.hints) {
+          if (h.kind == "fallback_op") ++fallbacks[h.op];
+          else fmt::format_to(w, "        perf hint: {}\n", text::fit(h.message, 61));
+        }
+        for (const auto& [op, n] : fallbacks) fmt::format_to(w, "        fallback: {}x {}\n", n, op);
+      }
     }
   }
   std::vector<std::string> user_guards;

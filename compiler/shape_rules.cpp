@@ -176,7 +176,11 @@ std::optional<Sizes> rule(const torch::jit::Node* node, const std::vector<VarPtr
     int64_t s = wrap_dim(in[1]->value.toInt(), r), e = wrap_dim(in[2]->value.toInt(), r);
     Sizes out(x->begin(), x->begin() + s);
     SymExprPtr p = SymExpr::constant(1);
-    for (int64_t i = s; i <= e; ++i) p = SymExpr::binary(SymOp::Mul, p, (*x)[static_cast<size_t>(i)]);
+    for (int64_t i = s; i <= e; ++i) {
+      const SymExprPtr& d = (*x)[static_cast<size_t>(i)];
+      if (!d) return std::nullopt;  // a size with no rule: the caller reads it from the value
+      p = SymExpr::binary(SymOp::Mul, p, d);
+    }
     out.push_back(p);
     out.insert(out.end(), x->begin() + e + 1, x->end());
     return out;

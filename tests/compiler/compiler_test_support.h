@@ -27,13 +27,22 @@ inline std::vector<c10::IValue> inputs_for(const std::vector<std::string>& specs
   return InputGenerator(parsed, v, 0).make(call);
 }
 
-// Outputs must equal the uncompiled module's (the eager backend runs the same kernels).
+// Outputs must equal the uncompiled module's: exactly for integers and bools, and for floats within
+// the documented tolerance of compiled code (docs/backend.md: rtol 1e-4, atol 1e-5 for f32;
+// generated kernels may reorder float arithmetic and fold batch norm into convolutions).
 inline void expect_same_output(const c10::IValue& compiled, const c10::IValue& eager) {
   if (compiled.isTensor()) {
     ASSERT_TRUE(eager.isTensor());
-    EXPECT_EQ(compiled.toTensor().sizes(), eager.toTensor().sizes());
-    EXPECT_TRUE(at::allclose(compiled.toTensor(), eager.toTensor(), 1e-5, 1e-6))
-        << "max abs diff " << (compiled.toTensor() - eager.toTensor()).abs().max().item<double>();
+    const at::Tensor& a = compiled.toTensor();
+    const at::Tensor& b = eager.toTensor();
+    EXPECT_EQ(a.sizes(), b.sizes());
+    ASSERT_EQ(a.scalar_type(), b.scalar_type());
+    if (!a.is_floating_point()) {
+      EXPECT_TRUE(at::equal(a, b));
+      return;
+    }
+    EXPECT_TRUE(at::allclose(a, b, 1e-4, 1e-5, /*equal_nan=*/true))
+        << "max abs diff " << (a - b).abs().max().item<double>();
   } else if (compiled.isTuple()) {
     ASSERT_TRUE(eager.isTuple());
     const auto& a = compiled.toTupleRef().elements();

@@ -1,0 +1,221 @@
+// The cpp backend against eager LibTorch on every sample model (inference, as `tcprof run` runs
+// it), and what it records: kernels, fusion groups, regional sharing, phases, generated code,
+// perf hints, the compile cache, compile failures and autograd fallbacks.
+#include <sys/stat.h>
+
+#include <ATen/core/grad_mode.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/compiler/compiler_test_support.h"
+#include "tests/test_support.h"
+
+namespace tcprof {
+namespace {
+
+using testing::expect_same_output;
+using testing::inputs_for;
+using testing::run_command;
+using testing::sample;
+using testing::TempDir;
+
+CompileOptions cpp_options() {
+  CompileOptions o;
+  o.backend = "cpp";
+  o.strict = true;  // a compile failure fails the test instead of running eagerly
+  return o;
+}
+
+struct Totals {
+  int kernels = 0, unique = 0, fused = 0, native = 0, fallbacks = 0;
+  std::string ir, code;
+};
+
+Totals totals(const CompiledModule& m) {
+  Totals t;
+  for (const auto& f : m.frames()) {
+    for (const auto& e : f->entries) {
+      const CompileReport& r = e->compiled->report();
+      EXPECT_FALSE(r.compile_failed) << r.failure;
+      t.kernels += r.kernels;
+      t.unique += r.unique_kernels;
+      t.fused += r.fused_ops;
+      t.native += r.native_kernels;
+      t.fallbacks += r.fallback_calls;
+      t.ir += r.ir;
+      t.code += r.code;
+    }
+  }
+  return t;
+}
+
+struct SampleCase {
+  const char* model;
+  std::vector<std::string> inputs;
+};
+
+void PrintTo(const SampleCase& c, std::ostream* os) { *os << c.model; }
+
+class CppSamples : public ::testing::TestWithParam<SampleCase> {};
+
+// Every sample, several calls with fresh random inputs: compiled output == eager output.
+TEST_P(CppSamples, MatchesEager) {
+  at::NoGradGuard no_grad;
+  const SampleCase& c = GetParam();
+  CompiledModule m(load_model(sample(c.model)), cpp_options(), nullptr);
+  CompiledModule reference(load_model(sample(c.model)), cpp_options(), nullptr);
+  for (int64_t call = 0; call < 3; ++call) {
+    auto in = inputs_for(c.inputs, call);
+    if (std::string(c.model) == "module_state_mutation" && call > 0) break;  // it recompiles on purpose
+    expect_same_output(m.call(in), reference.call_eager(in));
+  }
+  totals(m);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EverySample, CppSamples,
+    ::testing::Values(SampleCase{"gpt_tiny", {"i64[2,16](0,512)"}}, SampleCase{"cnn", {"f32[2,3,32,32]"}},
+                      SampleCase{"print_in_forward", {"f32[4,8]"}}, SampleCase{"warn_in_forward", {"f32[4,8]"}},
+                      SampleCase{"data_dependent_branch", {"f32[4,8]"}}, SampleCase{"scalar_output", {"f32[4,8]"}},
+                      SampleCase{"dynamic_output_shape", {"f32[4,8]"}},
+                      SampleCase{"module_state_mutation", {"f32[4,8]"}},
+                      SampleCase{"submodule_break", {"f32[4,8]"}}, SampleCase{"shape_guarded_branch", {"f32[4,3]"}},
+                      SampleCase{"no_shape_rule", {"f32[2,3]"}}, SampleCase{"dict_in_forward", {"f32[5]"}},
+                      SampleCase{"gate_base", {"f32[4,8]"}}, SampleCase{"gate_print", {"f32[4,8]"}}),
+    [](const auto& info) { return std::string(info.param.model); });
+
+TEST(CppBackend, GptFusesSoftmaxAndLayerNormAndSharesRepeatedBlocks) {
+  at::NoGradGuard no_grad;
+  CompiledModule m(load_model(sample("gpt_tiny")), cpp_options(), nullptr);
+  auto in = inputs_for({"i64[2,16](0,512)"});
+  expect_same_output(m.call(in), m.call_eager(in));
+  Totals t = totals(m);
+  EXPECT_GT(t.kernels, 4);
+  EXPECT_GT(t.fused, t.kernels);                        // kernels hold several ops
+  EXPECT_LT(t.unique, t.kernels);                       // identical blocks share kernels
+  EXPECT_NE(t.ir.find("masked_fill, aten::softmax"), std::string::npos) << t.ir;
+  EXPECT_NE(t.ir.find("aten::add, aten::layer_norm"), std::string::npos) << t.ir;
+  EXPECT_NE(t.code.find("extern \"C\""), std::string::npos);
+  EXPECT_EQ(t.code.find("torch"), std::string::npos);   // generated code never includes LibTorch
+  EXPECT_EQ(t.fallbacks, 0);
+}
+
+TEST(CppBackend, DynamicBatchAndSequenceReuseOneCompile) {
+  at::NoGradGuard no_grad;
+  CompileOptions o = cpp_options();
+  o.dynamic = {parse_dim_ref("0:0"), parse_dim_ref("0:1")};
+  CompiledModule m(load_model(sample("gpt_tiny")), o, nullptr);
+  for (const char* spec : {"i64[2,16](0,512)", "i64[3,9](0,512)", "i64[4,31](0,512)"}) {
+    auto in = inputs_for({spec});
+    expect_same_output(m.call(in), m.call_eager(in));
+  }
+  EXPECT_EQ(m.stats().compiles, 1);
+}
+
+TEST(CppBackend, BatchNormFoldsIntoConvolutionAndDepthwiseIsGenerated) {
+  at::NoGradGuard no_grad;
+  CompiledModule m(load_model(sample("mobilenet_v2")), cpp_options(), nullptr);
+  auto in = inputs_for({"f32[1,3,224,224]"});
+  expect_same_output(m.call(in), m.call_eager(in));
+  Totals t = totals(m);
+  std::string steps = t.ir.substr(t.ir.find("steps:"));
+  EXPECT_EQ(steps.find("batch_norm"), std::string::npos) << "batch norm was not folded";
+  EXPECT_EQ(t.native, 17);  // MobileNetV2's depthwise convolutions
+  EXPECT_NE(t.code.find("depthwise conv2d"), std::string::npos);
+  // A different batch runs through the same kernels (batch is a kernel argument).
+  auto batch2 = inputs_for({"f32[2,3,224,224]"});
+  expect_same_output(m.call(batch2), m.call_eager(batch2));
+}
+
+TEST(CppBackend, NonContiguousAndBroadcastInputsAreReadThroughStrides) {
+  at::NoGradGuard no_grad;
+  CompiledModule m(load_model(sample("cnn")), cpp_options(), nullptr);
+  at::Tensor base = at::randn({3, 2, 32, 32}).permute({1, 0, 2, 3});  // channels-major storage
+  ASSERT_FALSE(base.is_contiguous());
+  std::vector<c10::IValue> in{base};
+  expect_same_output(m.call(in), m.call_eager(in));
+}
+
+TEST(CppBackend, AutogradRunsEagerlyWithAPerfHint) {
+  at::AutoGradMode grad(true);
+  CompiledModule m(load_model(sample("cnn")), cpp_options(), nullptr);
+  auto in = inputs_for({"f32[2,3,32,32]"});
+  c10::IValue out = m.call(in);
+  expect_same_output(out, m.call_eager(in));
+  EXPECT_TRUE(out.toTensor().requires_grad());  // autograd still works through the graph
+  const CompileReport& r = m.frames()[0]->entries[0]->compiled->report();
+  ASSERT_FALSE(r.hints.empty());
+  EXPECT_EQ(r.hints[0].kind, "autograd");
+  EXPECT_EQ(r.kernels, 0);
+}
+
+// Through the CLI, as users run it: records, cache hits, compile failures.
+std::string tcprof_cmd(const std::string& env, const std::string& args) {
+  return fmt::format("env {} {} {}", env, TCPROF_BIN, args);
+}
+
+TEST(CppBackendCli, RecordsPhasesCodeAndASecondProcessHitsTheCache) {
+  TempDir dir;
+  std::string cache = dir.file("cache");
+  std::string env = "TCPROF_CACHE_DIR=" + cache;
+  std::string args = fmt::format("run {} --input 'i64[2,16](0,512)' --iters 2 --verify --db ", sample("gpt_tiny"));
+  auto first = run_command(tcprof_cmd(env, args + dir.file("a.db")), true);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  auto second = run_command(tcprof_cmd(env, args + dir.file("b.db")), true);
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  struct stat st {};
+  ASSERT_EQ(stat(cache.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+
+  auto phases_of = [](const std::string& db) {
+    return run_command(fmt::format("sqlite3 {} \"select group_concat(phase, ',') from compile_phases\"", db)).output;
+  };
+  std::string phases = phases_of(dir.file("a.db"));
+  for (const char* p : {"capture", "decompose", "lower", "schedule", "codegen", "cc", "load"}) {
+    EXPECT_NE(phases.find(p), std::string::npos) << p << " in " << phases;
+  }
+  auto query = [](const std::string& db, const std::string& sql) {
+    return run_command(fmt::format("sqlite3 {} \"{}\"", db, sql)).output;
+  };
+  EXPECT_EQ(query(dir.file("a.db"), "select status || ':' || cache_hit from compiles"), "ok:0\n");
+  EXPECT_EQ(query(dir.file("b.db"), "select status || ':' || cache_hit from compiles"), "ok:1\n");
+  EXPECT_NE(query(dir.file("a.db"), "select code from graphs").find("#pragma omp simd"), std::string::npos);
+}
+
+TEST(CppBackendCli, AMissingCompilerFallsBackToEagerAndStrictFails) {
+  TempDir dir;
+  std::string env = fmt::format("TCPROF_CACHE_DIR={} TCPROF_CXX=/nonexistent/g++", dir.file("cache"));
+  std::string args = fmt::format("run {} --input 'f32[2,3,32,32]' --iters 2 --verify --db ", sample("cnn"));
+  auto r = run_command(tcprof_cmd(env, args + dir.file("a.db")), true);
+  ASSERT_EQ(r.exit_code, 0) << r.output;  // the run completes, eagerly, with the right answer
+  EXPECT_NE(r.output.find("outputs verified"), std::string::npos) << r.output;
+  auto q = run_command(fmt::format("sqlite3 {} \"select c.status, h.kind, h.message from compiles c join perf_hints h "
+                                   "on h.compile_id = c.id where h.kind = 'compile_failed'\"",
+                                   dir.file("a.db")));
+  EXPECT_NE(q.output.find("compile_failed|compile_failed|"), std::string::npos) << q.output;
+  EXPECT_NE(q.output.find("TCPROF_CXX"), std::string::npos) << q.output;  // says what to do
+
+  auto strict = run_command(tcprof_cmd(env, args + dir.file("b.db") + " --strict"), true);
+  EXPECT_EQ(strict.exit_code, 1) << strict.output;
+  EXPECT_NE(strict.output.find("compile_failed"), std::string::npos) << strict.output;
+}
+
+TEST(CppBackendCli, ExplainListsKernelsPerGraph) {
+  TempDir dir;
+  auto r = run_command(tcprof_cmd("TCPROF_CACHE_DIR=" + dir.file("cache"),
+                                  fmt::format("explain {} --input 'i64[2,16](0,512)' --json --db {}", sample("gpt_tiny"),
+                                              dir.file("a.db"))));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output);
+  const auto& g = j["graphs"][0];
+  EXPECT_GT(g["kernels"].template get<int>(), 4);
+  EXPECT_LT(g["unique_kernels"].template get<int>(), g["kernels"].template get<int>());
+  EXPECT_GT(g["fused_ops"].template get<int>(), 10);
+  EXPECT_GT(g["extern_calls"].template get<int>(), 0);
+  bool softmax_group = false;
+  for (const auto& k : g["kernel_groups"]) softmax_group |= k.template get<std::string>().find("aten::softmax") != std::string::npos;
+  EXPECT_TRUE(softmax_group);
+}
+
+}  // namespace
+}  // namespace tcprof
