@@ -75,9 +75,10 @@ class Backend {
 std::unique_ptr<Backend> make_eager_backend();
 // The C++ code-generating backend. `strict`: a graph that fails to compile is an error
 // (Error(Check)) instead of falling back to eager.
-std::unique_ptr<Backend> make_cpp_backend(bool strict = false);
+// `cache_dir`: empty for the process-wide kernel cache, else a private cache in that directory.
+std::unique_ptr<Backend> make_cpp_backend(bool strict = false, const std::string& cache_dir = "");
 // Known backend names for --backend; throws Error(Usage) for others.
-std::unique_ptr<Backend> make_backend(const std::string& name, bool strict = false);
+std::unique_ptr<Backend> make_backend(const std::string& name, bool strict = false, const std::string& cache_dir = "");
 
 // Runs a node's operator on `stack` (its inputs), leaving its outputs. Vararg operators (print,
 // format) also take their input count on the stack, as LibTorch's interpreter passes it.

@@ -242,6 +242,20 @@ class KernelWriter {
     return s;
   }
 
+  // Softmax-shaped outputs (e / sum(e) with the sum in the last reduction phase) store e while
+  // summing and divide in place afterwards: e (an exp) is computed twice otherwise.
+  std::vector<bool> reuse_outputs(int max_level) const {
+    std::vector<bool> reuse(k_.outputs.size(), false);
+    for (size_t i = 0; i < k_.outputs.size(); ++i) {
+      const KernelOutput& o = k_.outputs[i];
+      const ExprNode& n = k_.nodes[static_cast<size_t>(o.expr)];
+      if (o.per_row || n.op != ExprOp::Div) continue;
+      const ExprNode& d = k_.nodes[static_cast<size_t>(n.args[1])];
+      reuse[i] = d.op == ExprOp::ReduceSum && d.args[0] == n.args[0] && level_[static_cast<size_t>(n.args[1])] == max_level;
+    }
+    return reuse;
+  }
+
   std::string write_row_loops(int R) const {
     std::string s;
     s += "  for (int64_t o = w0; o < w1; ++o) {\n";
@@ -250,6 +264,10 @@ class KernelWriter {
     int max_level = 0;
     for (size_t n = 0; n < k_.nodes.size(); ++n) {
       if (is_reduction(k_.nodes[n].op)) max_level = std::max(max_level, level_[n]);
+    }
+    std::vector<bool> reuse = reuse_outputs(max_level);
+    for (size_t i = 0; i < k_.outputs.size(); ++i) {
+      if (!k_.outputs[i].per_row) s += fmt::format("    {}* __restrict q{} = out{} + o * inner;\n", storage_type(out_type(i)), i, i);
     }
     for (int L = 1; L <= max_level; ++L) {
       std::vector<int> reductions, args;
@@ -283,21 +301,33 @@ class KernelWriter {
         else if (n.op == ExprOp::ReduceMax) s += fmt::format("      t{0} = t{1} > t{0} ? t{1} : t{0};\n", r, a);
         else s += fmt::format("      t{0} = t{1} < t{0} ? t{1} : t{0};\n", r, a);
       }
+      if (L == max_level) {
+        for (size_t i = 0; i < k_.outputs.size(); ++i) {
+          if (reuse[i]) s += fmt::format("      q{}[j] = t{};\n", i, k_.nodes[static_cast<size_t>(k_.outputs[i].expr)].args[0]);
+        }
+      }
       s += "    }\n";
       for (int r : reductions) defined[static_cast<size_t>(r)] = true;
     }
-    std::vector<int> element_roots, row_roots;
-    for (const auto& o : k_.outputs) (o.per_row ? row_roots : element_roots).push_back(o.expr);
-    if (!element_roots.empty()) {
-      emit_needed(uniform_leaves(element_roots, defined), defined, s, "    ", "0", false);
-      for (size_t i = 0; i < k_.outputs.size(); ++i) {
-        if (!k_.outputs[i].per_row) s += fmt::format("    {}* __restrict q{} = out{} + o * inner;\n", storage_type(out_type(i)), i, i);
-      }
+    std::vector<int> element_roots, row_roots, reused;
+    for (size_t i = 0; i < k_.outputs.size(); ++i) {
+      const KernelOutput& o = k_.outputs[i];
+      if (o.per_row) row_roots.push_back(o.expr);
+      else if (reuse[i]) reused.push_back(k_.nodes[static_cast<size_t>(o.expr)].args[1]);
+      else element_roots.push_back(o.expr);
+    }
+    if (!element_roots.empty() || !reused.empty()) {
+      std::vector<int> uniform_roots = element_roots;
+      uniform_roots.insert(uniform_roots.end(), reused.begin(), reused.end());
+      emit_needed(uniform_leaves(uniform_roots, defined), defined, s, "    ", "0", false);
       s += "    #pragma omp simd\n    for (int64_t j = 0; j < inner; ++j) {\n";
       std::vector<bool> in_loop = defined;
       emit_needed(element_roots, in_loop, s, "      ", "j", true);
       for (size_t i = 0; i < k_.outputs.size(); ++i) {
-        if (!k_.outputs[i].per_row) s += fmt::format("      q{}[j] = t{};\n", i, k_.outputs[i].expr);
+        const KernelOutput& o = k_.outputs[i];
+        if (o.per_row) continue;
+        if (reuse[i]) s += fmt::format("      q{0}[j] = q{0}[j] / t{1};\n", i, k_.nodes[static_cast<size_t>(o.expr)].args[1]);
+        else s += fmt::format("      q{}[j] = t{};\n", i, o.expr);
       }
       s += "    }\n";
     }

@@ -3,6 +3,8 @@
 // baked in as constants, so the per-output-column bounds are computed here, not at run time, and
 // the innermost loop over output columns is a plain (vectorisable) multiply-add or max. The batch
 // size is a kernel argument; the runtime checks the rest of the shape before calling.
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "compiler/codegen_cpp.h"
@@ -78,9 +80,9 @@ std::string generate_native_kernel(const NativeOpKernel& k, const std::string& n
   s += fmt::format("      for (int64_t ow = 0; ow < {}; ++ow) row[ow] = init;\n", k.ow);
   s += window_loops(k, conv);
   if (k.has_clamp) {
-    s += fmt::format("      #pragma omp simd\n      for (int64_t ow = 0; ow < {}; ++ow) {{\n", k.ow);
-    s += fmt::format("        float v = row[ow];\n        v = v > {:#.9g}f ? {:#.9g}f : v;\n        v = v < {:#.9g}f ? {:#.9g}f : v;\n",
-                     k.clamp_hi, k.clamp_hi, k.clamp_lo, k.clamp_lo);
+    s += fmt::format("      #pragma omp simd\n      for (int64_t ow = 0; ow < {}; ++ow) {{\n        float v = row[ow];\n", k.ow);
+    if (std::isfinite(k.clamp_hi)) s += fmt::format("        v = v > {0:#.9g}f ? {0:#.9g}f : v;\n", k.clamp_hi);
+    s += fmt::format("        v = v < {0:#.9g}f ? {0:#.9g}f : v;\n", k.clamp_lo);
     s += "        row[ow] = v;\n      }\n";
   }
   s += "    }\n  }\n}\n";

@@ -17,6 +17,8 @@ struct CompileOptions {
   std::vector<DimRef> dynamic;  // --dynamic I:D, symbolic from the first compile
   std::string backend = "cpp";
   bool strict = false;  // a graph the cpp backend cannot compile is an error, not an eager fallback
+  std::string kernel_cache_dir;  // cpp: empty = the process-wide cache (TCPROF_CACHE_DIR); else a
+                                 // private one (bench measures cold and warm starts with it)
 };
 
 Stance parse_stance(const std::string& name);  // throws Error(Usage) listing the stances

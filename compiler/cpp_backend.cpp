@@ -148,7 +148,13 @@ PerfHint hint(std::string kind, const GraphOp* op, std::string message) {
 
 class CppBackend : public Backend {
  public:
-  explicit CppBackend(bool strict) : strict_(strict) {}
+  CppBackend(bool strict, const std::string& cache_dir) : strict_(strict) {
+    if (!cache_dir.empty()) {
+      NativeCompilerOptions o;
+      o.cache_dir = cache_dir;
+      own_compiler_ = std::make_unique<NativeCompiler>(o);
+    }
+  }
   std::string name() const override { return "cpp"; }
 
   std::unique_ptr<CompiledGraph> compile(const CapturedGraph& captured, const std::vector<c10::IValue>& inputs,
@@ -193,7 +199,7 @@ class CppBackend : public Backend {
     std::shared_ptr<NativeLibrary> library;
     try {
       if (!program.program.kernels.empty() || !program.program.native_kernels.empty()) {
-        NativeCompileResult built = NativeCompiler::shared().compile(unit.source);
+        NativeCompileResult built = (own_compiler_ ? *own_compiler_ : NativeCompiler::shared()).compile(unit.source);
         phase.begin("load");
         report.cache_hit = built.cache_hit;
         library = built.library;
@@ -232,7 +238,12 @@ class CppBackend : public Backend {
       report.fused_ops += static_cast<int>(k.ops.size());
       report.kernel_groups.push_back(fmt::format("{}: {}", k.name, fmt::join(k.op_names, ", ")));
     }
-    for (const auto& k : s.program.native_kernels) report.kernel_groups.push_back(fmt::format("{}: {}", k.name, g.ops[static_cast<size_t>(k.op)].name));
+    for (const auto& k : s.program.native_kernels) {
+      std::string ops = g.ops[static_cast<size_t>(k.op)].name;
+      if (k.epilogue_op >= 0) ops += ", " + g.ops[static_cast<size_t>(k.epilogue_op)].name;
+      report.kernel_groups.push_back(fmt::format("{}: {}", k.name, ops));
+      report.fused_ops += k.epilogue_op >= 0 ? 2 : 1;
+    }
     std::vector<bool> fallback(g.ops.size(), false);
     for (const auto& f : s.fallbacks) {
       fallback[static_cast<size_t>(f.op)] = true;
@@ -247,10 +258,13 @@ class CppBackend : public Backend {
   }
 
   bool strict_;
+  std::unique_ptr<NativeCompiler> own_compiler_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpp_backend(bool strict) { return std::make_unique<CppBackend>(strict); }
+std::unique_ptr<Backend> make_cpp_backend(bool strict, const std::string& cache_dir) {
+  return std::make_unique<CppBackend>(strict, cache_dir);
+}
 
 }  // namespace tcprof

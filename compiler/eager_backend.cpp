@@ -159,9 +159,9 @@ class EagerBackend : public Backend {
 
 std::unique_ptr<Backend> make_eager_backend() { return std::make_unique<EagerBackend>(); }
 
-std::unique_ptr<Backend> make_backend(const std::string& name, bool strict) {
+std::unique_ptr<Backend> make_backend(const std::string& name, bool strict, const std::string& cache_dir) {
   if (name == "eager") return make_eager_backend();
-  if (name == "cpp") return make_cpp_backend(strict);
+  if (name == "cpp") return make_cpp_backend(strict, cache_dir);
   throw Error(ErrorKind::Usage, fmt::format("unknown backend '{}' (available: cpp, eager)", name));
 }
 

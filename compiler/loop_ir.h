@@ -83,7 +83,8 @@ struct Kernel {
 struct NativeOpKernel {
   enum class Kind : uint8_t { DepthwiseConv2d, MaxPool2d } kind = Kind::DepthwiseConv2d;
   std::string name;
-  int op = -1;  // captured-graph op index
+  int op = -1;           // captured-graph op index
+  int epilogue_op = -1;  // a clamp (relu/relu6/hardtanh) fused into it, or -1
   int input_slot = -1, output_slot = -1;
   int64_t n = 0, c = 0, h = 0, w = 0, oh = 0, ow = 0;
   int64_t kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;

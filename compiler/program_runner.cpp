@@ -194,9 +194,11 @@ std::vector<c10::IValue> ProgramRunner::run(const std::vector<c10::IValue>& inpu
         }
         break;
       case Step::Kind::Native:
-        if (!run_native(static_cast<size_t>(step.index), slots)) {
+        if (!run_native(static_cast<size_t>(step.index), slots)) {  // shape differs from the compiled one
           ++layout_fallbacks_;
-          run_extern(program_.program.native_kernels[static_cast<size_t>(step.index)].op, slots, bindings);
+          const NativeOpKernel& k = program_.program.native_kernels[static_cast<size_t>(step.index)];
+          run_extern(k.op, slots, bindings);
+          if (k.epilogue_op >= 0) run_extern(k.epilogue_op, slots, bindings);
         }
         break;
     }

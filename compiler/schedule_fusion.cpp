@@ -2,6 +2,7 @@
 
 #include <map>
 #include <memory>
+#include <limits>
 #include <set>
 
 #include <fmt/format.h>
@@ -62,7 +63,7 @@ class Scheduler {
 
   void process(int i) {
     const GraphOp& op = g_.ops[static_cast<size_t>(i)];
-    if (try_native(i)) return;
+    if (try_native(i) || try_native_epilogue(i)) return;
     const OpLowering& l = lowerings_[static_cast<size_t>(i)];
     if (l.kind == OpLowering::Kind::None) {
       extern_step(i, l.reason);
@@ -215,6 +216,35 @@ class Scheduler {
     out_.program.steps.push_back({Step::Kind::Kernel, index});
   }
 
+  // relu / relu6 / hardtanh right after a generated convolution clamp inside it (MobileNet's
+  // conv + ReLU6): one pass over the output instead of two.
+  bool try_native_epilogue(int i) {
+    const GraphOp& op = g_.ops[static_cast<size_t>(i)];
+    bool relu = op.name == "aten::relu", relu6 = op.name == "aten::relu6", hardtanh = op.name == "aten::hardtanh";
+    if ((!relu && !relu6 && !hardtanh) || op.args.empty() || op.args[0].kind != Arg::Kind::Slot) return false;
+    int slot = op.args[0].slot;
+    auto it = native_of_slot_.find(slot);
+    if (it == native_of_slot_.end() || readers_[static_cast<size_t>(slot)].size() != 1 || outputs_.count(slot)) return false;
+    NativeOpKernel& k = out_.program.native_kernels[static_cast<size_t>(it->second)];
+    if (k.kind != NativeOpKernel::Kind::DepthwiseConv2d || k.has_clamp) return false;
+    double lo = 0, hi = std::numeric_limits<float>::infinity();
+    if (relu6) hi = 6;
+    if (hardtanh) {
+      for (size_t a = 1; a < op.args.size(); ++a) {
+        if (op.args[a].kind != Arg::Kind::Constant) return false;
+      }
+      lo = op.args.size() > 1 ? ctx_.arg(op, 1).toScalar().toDouble() : -1.0;
+      hi = op.args.size() > 2 ? ctx_.arg(op, 2).toScalar().toDouble() : 1.0;
+    }
+    k.has_clamp = true;
+    k.clamp_lo = static_cast<float>(lo);
+    k.clamp_hi = static_cast<float>(hi);
+    k.output_slot = op.outputs[0];
+    k.epilogue_op = i;
+    native_of_slot_.erase(it);
+    return true;
+  }
+
   bool try_native(int i) {
     const GraphOp& op = g_.ops[static_cast<size_t>(i)];
     bool conv = op.name == "aten::conv2d", pool = op.name == "aten::max_pool2d";
@@ -269,6 +299,7 @@ class Scheduler {
     int s = op.args[0].slot;
     if (slot_kernel_[static_cast<size_t>(s)] >= 0) close(slot_kernel_[static_cast<size_t>(s)]);
     k.name = fmt::format("n{}_{}", out_.program.native_kernels.size(), conv ? "depthwise_conv2d" : "max_pool2d");
+    native_of_slot_[k.output_slot] = static_cast<int>(out_.program.native_kernels.size());
     out_.program.native_kernels.push_back(k);
     out_.program.steps.push_back({Step::Kind::Native, static_cast<int>(out_.program.native_kernels.size()) - 1});
     return true;
@@ -282,6 +313,7 @@ class Scheduler {
   std::vector<int> slot_kernel_;
   std::vector<std::vector<int>> readers_;
   std::set<int> outputs_;
+  std::map<int, int> native_of_slot_;  // output slot -> native kernel, while it may take an epilogue
 };
 
 }  // namespace
