@@ -369,7 +369,9 @@ GeneratedUnit generate_unit(const LoopProgram& program) {
     return symbol;
   };
   for (const auto& k : program.kernels) unit.kernel_symbols.push_back(add(generate_kernel(k, "@NAME@")));
-  for (const auto& k : program.native_kernels) unit.native_symbols.push_back(add(generate_native_kernel(k, "@NAME@")));
+  for (const auto& k : program.native_kernels) {
+    unit.native_symbols.push_back(k.generated() ? add(generate_native_kernel(k, "@NAME@")) : "");
+  }
   return unit;
 }
 

@@ -198,13 +198,15 @@ class CppBackend : public Backend {
     std::vector<KernelFn> kernel_fns, native_fns;
     std::shared_ptr<NativeLibrary> library;
     try {
-      if (!program.program.kernels.empty() || !program.program.native_kernels.empty()) {
+      if (unit.unique_kernels > 0) {
         NativeCompileResult built = (own_compiler_ ? *own_compiler_ : NativeCompiler::shared()).compile(unit.source);
         phase.begin("load");
         report.cache_hit = built.cache_hit;
         library = built.library;
         for (const auto& s : unit.kernel_symbols) kernel_fns.push_back(reinterpret_cast<KernelFn>(library->symbol(s)));
-        for (const auto& s : unit.native_symbols) native_fns.push_back(reinterpret_cast<KernelFn>(library->symbol(s)));
+        for (const auto& s : unit.native_symbols) {
+          native_fns.push_back(s.empty() ? nullptr : reinterpret_cast<KernelFn>(library->symbol(s)));
+        }
       }
     } catch (const NativeCompileError& e) {
       phase.end();
@@ -243,6 +245,8 @@ class CppBackend : public Backend {
       if (k.epilogue_op >= 0) ops += ", " + g.ops[static_cast<size_t>(k.epilogue_op)].name;
       report.kernel_groups.push_back(fmt::format("{}: {}", k.name, ops));
       report.fused_ops += k.epilogue_op >= 0 ? 2 : 1;
+      if (!k.generated()) --report.native_kernels;  // a BLAS call, counted as extern
+      if (!k.generated()) ++report.extern_calls;
     }
     std::vector<bool> fallback(g.ops.size(), false);
     for (const auto& f : s.fallbacks) {

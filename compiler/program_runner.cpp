@@ -67,7 +67,10 @@ ProgramRunner::ProgramRunner(CapturedGraph graph, ScheduledProgram program, std:
           step_keys_.push_back(profiler_->key(program_.program.kernels[static_cast<size_t>(step.index)].name, "generated"));
           break;
         case Step::Kind::Native:
-          step_keys_.push_back(profiler_->key(program_.program.native_kernels[static_cast<size_t>(step.index)].name, "generated"));
+        {
+          const NativeOpKernel& k = program_.program.native_kernels[static_cast<size_t>(step.index)];
+          step_keys_.push_back(profiler_->key(k.name, k.generated() ? "generated" : "extern"));
+        }
           break;
       }
     }
@@ -163,6 +166,21 @@ bool ProgramRunner::run_native(size_t index, std::vector<c10::IValue>& slots) {
   if (x.scalar_type() != at::kFloat || x.dim() != 4 || !x.is_contiguous() || x.size(1) != k.c || x.size(2) != k.h ||
       x.size(3) != k.w || !x.device().is_cpu()) {
     return false;
+  }
+  if (k.kind == NativeOpKernel::Kind::Conv1x1Gemm) {
+    // out[n] (Cout x HW) = W (Cout x Cin) @ x[n] (Cin x HW) + bias
+    const at::Tensor& w = program_.constants[static_cast<size_t>(k.weight_slot)];
+    int64_t cout = w.size(0), hw = k.h * k.w;
+    at::Tensor w2 = w.view({cout, k.c});
+    at::Tensor y = at::empty({x.size(0), cout, k.oh, k.ow}, x.options());
+    for (int64_t n = 0; n < x.size(0); ++n) {
+      at::Tensor out = y.select(0, n).view({cout, hw});
+      at::Tensor in = x.select(0, n).view({k.c, hw});
+      if (k.bias_slot >= 0) at::addmm_out(out, program_.constants[static_cast<size_t>(k.bias_slot)].view({cout, 1}), w2, in);
+      else at::mm_out(out, w2, in);
+    }
+    slots[static_cast<size_t>(k.output_slot)] = std::move(y);
+    return true;
   }
   at::Tensor y = at::empty({x.size(0), k.c, k.oh, k.ow}, x.options());
   const void* in[3] = {x.data_ptr(), nullptr, nullptr};

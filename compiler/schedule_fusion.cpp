@@ -276,14 +276,19 @@ class Scheduler {
       if (op.args.size() < 7 || op.args[1].kind != Arg::Kind::Constant || !op.args[1].constant.isTensor()) return false;
       at::Tensor w = op.args[1].constant.toTensor();
       c10::IValue b = ctx_.arg(op, 2);
-      if (ctx_.arg(op, 6).toInt() != k.c || w.dim() != 4 || w.size(0) != k.c || w.size(1) != 1 || y.size(1) != k.c) return false;
-      if (w.scalar_type() != at::kFloat || (!b.isNone() && (!b.isTensor() || b.toTensor().scalar_type() != at::kFloat))) return false;
+      if (w.dim() != 4 || w.scalar_type() != at::kFloat) return false;
+      if (!b.isNone() && (!b.isTensor() || b.toTensor().scalar_type() != at::kFloat)) return false;
       k.kh = w.size(2), k.kw = w.size(3);
       if (!pair(3, 1, &k.sh, &k.sw) || !pair(4, 0, &k.ph, &k.pw) || !pair(5, 1, &k.dh, &k.dw)) return false;
       for (const auto& a : op.args) {
         if (a.kind == Arg::Kind::Slot && a.slot != k.input_slot) return false;
       }
-      k.kind = NativeOpKernel::Kind::DepthwiseConv2d;
+      int64_t groups = ctx_.arg(op, 6).toInt();
+      bool depthwise = groups == k.c && w.size(0) == k.c && w.size(1) == 1 && y.size(1) == k.c;
+      bool pointwise = groups == 1 && k.kh == 1 && k.kw == 1 && k.sh == 1 && k.sw == 1 && k.ph == 0 && k.pw == 0 &&
+                       w.size(1) == k.c;
+      if (!depthwise && !pointwise) return false;
+      k.kind = depthwise ? NativeOpKernel::Kind::DepthwiseConv2d : NativeOpKernel::Kind::Conv1x1Gemm;
       k.weight_slot = static_cast<int>(out_.constants.size());
       out_.constants.push_back(w.contiguous());
       if (b.isTensor()) {
@@ -298,7 +303,8 @@ class Scheduler {
     }
     int s = op.args[0].slot;
     if (slot_kernel_[static_cast<size_t>(s)] >= 0) close(slot_kernel_[static_cast<size_t>(s)]);
-    k.name = fmt::format("n{}_{}", out_.program.native_kernels.size(), conv ? "depthwise_conv2d" : "max_pool2d");
+    const char* what = !conv ? "max_pool2d" : k.kind == NativeOpKernel::Kind::Conv1x1Gemm ? "conv1x1_gemm" : "depthwise_conv2d";
+    k.name = fmt::format("n{}_{}", out_.program.native_kernels.size(), what);
     native_of_slot_[k.output_slot] = static_cast<int>(out_.program.native_kernels.size());
     out_.program.native_kernels.push_back(k);
     out_.program.steps.push_back({Step::Kind::Native, static_cast<int>(out_.program.native_kernels.size()) - 1});
