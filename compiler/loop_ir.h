@@ -83,8 +83,10 @@ struct Kernel {
 // convolutions as one GEMM per image (no generated code: BLAS, without oneDNN's per-call weight
 // reorder, 3-4x faster on large feature maps).
 struct NativeOpKernel {
-  enum class Kind : uint8_t { DepthwiseConv2d, MaxPool2d, Conv1x1Gemm } kind = Kind::DepthwiseConv2d;
-  bool generated() const { return kind != Kind::Conv1x1Gemm; }
+  // MkldnnConv: oneDNN with the weight reordered once at compile time (eager reorders it on
+  // every call; for deep layers that reorder is a quarter of the convolution).
+  enum class Kind : uint8_t { DepthwiseConv2d, MaxPool2d, Conv1x1Gemm, MkldnnConv } kind = Kind::DepthwiseConv2d;
+  bool generated() const { return kind == Kind::DepthwiseConv2d || kind == Kind::MaxPool2d; }
   std::string name;
   int op = -1;           // captured-graph op index
   int epilogue_op = -1;  // a clamp (relu/relu6/hardtanh) fused into it, or -1

@@ -167,6 +167,14 @@ bool ProgramRunner::run_native(size_t index, std::vector<c10::IValue>& slots) {
       x.size(3) != k.w || !x.device().is_cpu()) {
     return false;
   }
+  if (k.kind == NativeOpKernel::Kind::MkldnnConv) {
+    c10::optional<at::Tensor> bias;
+    if (k.bias_slot >= 0) bias = program_.constants[static_cast<size_t>(k.bias_slot)];
+    at::Tensor y = at::mkldnn_convolution(x.to_mkldnn(), program_.constants[static_cast<size_t>(k.weight_slot)], bias,
+                                          {k.ph, k.pw}, {k.sh, k.sw}, {k.dh, k.dw}, 1);
+    slots[static_cast<size_t>(k.output_slot)] = y.to_dense();
+    return true;
+  }
   if (k.kind == NativeOpKernel::Kind::Conv1x1Gemm) {
     // out[n] (Cout x HW) = W (Cout x Cin) @ x[n] (Cin x HW) + bias
     const at::Tensor& w = program_.constants[static_cast<size_t>(k.weight_slot)];

@@ -5,6 +5,7 @@
 #include <limits>
 #include <set>
 
+#include <ATen/ATen.h>
 #include <fmt/format.h>
 
 #include "compiler/graph_passes.h"
@@ -287,10 +288,22 @@ class Scheduler {
       bool depthwise = groups == k.c && w.size(0) == k.c && w.size(1) == 1 && y.size(1) == k.c;
       bool pointwise = groups == 1 && k.kh == 1 && k.kw == 1 && k.sh == 1 && k.sw == 1 && k.ph == 0 && k.pw == 0 &&
                        w.size(1) == k.c;
-      if (!depthwise && !pointwise) return false;
-      k.kind = depthwise ? NativeOpKernel::Kind::DepthwiseConv2d : NativeOpKernel::Kind::Conv1x1Gemm;
+      bool prepacked = !depthwise && !pointwise && groups == 1 && k.c >= 64 && at::hasMKLDNN();
+      if (!depthwise && !pointwise && !prepacked) return false;
+      k.kind = depthwise ? NativeOpKernel::Kind::DepthwiseConv2d
+               : pointwise ? NativeOpKernel::Kind::Conv1x1Gemm
+                           : NativeOpKernel::Kind::MkldnnConv;
       k.weight_slot = static_cast<int>(out_.constants.size());
-      out_.constants.push_back(w.contiguous());
+      if (prepacked) {
+        try {
+          out_.constants.push_back(at::mkldnn_reorder_conv2d_weight(w.contiguous().to_mkldnn(), {k.ph, k.pw}, {k.sh, k.sw},
+                                                                    {k.dh, k.dw}, 1));
+        } catch (const std::exception&) {
+          return false;  // this oneDNN cannot take it: eager's convolution stays
+        }
+      } else {
+        out_.constants.push_back(w.contiguous());
+      }
       if (b.isTensor()) {
         k.bias_slot = static_cast<int>(out_.constants.size());
         out_.constants.push_back(b.toTensor().contiguous());
@@ -303,7 +316,10 @@ class Scheduler {
     }
     int s = op.args[0].slot;
     if (slot_kernel_[static_cast<size_t>(s)] >= 0) close(slot_kernel_[static_cast<size_t>(s)]);
-    const char* what = !conv ? "max_pool2d" : k.kind == NativeOpKernel::Kind::Conv1x1Gemm ? "conv1x1_gemm" : "depthwise_conv2d";
+    const char* what = !conv ? "max_pool2d"
+                       : k.kind == NativeOpKernel::Kind::Conv1x1Gemm ? "conv1x1_gemm"
+                       : k.kind == NativeOpKernel::Kind::MkldnnConv ? "conv2d_prepacked"
+                                                                     : "depthwise_conv2d";
     k.name = fmt::format("n{}_{}", out_.program.native_kernels.size(), what);
     native_of_slot_[k.output_slot] = static_cast<int>(out_.program.native_kernels.size());
     out_.program.native_kernels.push_back(k);
