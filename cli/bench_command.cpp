@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <cstdlib>
 #include <algorithm>
+#include <functional>
+#include <optional>
 #include <iostream>
 
 #include <ATen/Parallel.h>
@@ -17,6 +19,7 @@
 #include "cli/model_command.h"
 #include "cli/text_format.h"
 #include "compiler/compiled_module.h"
+#include "compiler/torch_info.h"
 #include "core/clock.h"
 #include "core/error.h"
 
@@ -30,14 +33,7 @@ struct BenchOptions {
   int warmup = 5;
 };
 
-template <typename F>
-double median_ms(int iters, F&& run) {
-  std::vector<int64_t> samples;
-  for (int i = 0; i < iters; ++i) {
-    int64_t t0 = now_ns();
-    run();
-    samples.push_back(now_ns() - t0);
-  }
+double median_ms(std::vector<int64_t> samples) {
   std::sort(samples.begin(), samples.end());
   return static_cast<double>(samples[samples.size() / 2]) / 1e6;
 }
@@ -77,7 +73,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--warmup", o->warmup, "Untimed calls first")->capture_default_str();
   cmd->callback([o] {
     if (o->threads < 1 || o->iters < 1 || o->warmup < 0) throw Error(ErrorKind::Usage, "--threads and --iters must be at least 1");
-    at::set_num_threads(o->threads);
+    set_intra_op_threads(o->threads);
     ModelSession s = open_model_session(o->model, "bench",
                                         config_json(o->model, fmt::format("{{\"iters\":{},\"threads\":{}}}", o->iters, o->threads)));
     auto inputs = s.inputs->make(0);
@@ -86,25 +82,19 @@ void add_bench_command(CLI::App& app) {
     // Eager: the module's method with the graph executor's optimisations off.
     torch::jit::Method forward = s.model.module.get_method(s.model.method);
     c10::IValue reference;
-    double eager_ms;
     {
       torch::jit::GraphOptimizerEnabledGuard off(false);
       reference = forward(inputs);
-      for (int i = 0; i < o->warmup; ++i) forward(inputs);
-      eager_ms = median_ms(o->iters, [&] { forward(inputs); });
     }
 
     // TorchScript's optimised executor on a frozen copy.
-    nlohmann::json baselines = {{"eager", eager_ms}};
     std::string ts_note;
+    std::optional<torch::jit::Module> frozen;
     try {
       torch::jit::Module copy = s.model.module.clone();
       copy.eval();
-      torch::jit::Module frozen = torch::jit::freeze(copy, c10::nullopt, true);
-      frozen = torch::jit::optimize_for_inference(frozen);
-      torch::jit::Method ts = frozen.get_method(s.model.method);
-      for (int i = 0; i < std::max(o->warmup, 3); ++i) ts(inputs);  // profiling runs
-      baselines["torchscript_optimized"] = median_ms(o->iters, [&] { ts(inputs); });
+      torch::jit::Module f = torch::jit::freeze(copy, c10::nullopt, true);
+      frozen = torch::jit::optimize_for_inference(f);
     } catch (const std::exception& e) {
       std::string what = e.what();
       ts_note = what.substr(0, what.find('\n'));
@@ -128,8 +118,33 @@ void add_bench_command(CLI::App& app) {
       warm.call(inputs);
     }
     double warm_s = static_cast<double>(now_ns() - t1) / 1e9;
-    for (int i = 0; i < o->warmup; ++i) compiled.call(inputs);
-    double compiled_ms = median_ms(o->iters, [&] { compiled.call(inputs); });
+
+    // Timed calls round-robin (eager, TorchScript, tcprof, eager, ...): a machine that slows
+    // down for a while slows all three alike, so the ratios hold on a noisy host.
+    std::vector<std::function<void()>> executors = {
+        [&] {
+          torch::jit::GraphOptimizerEnabledGuard off(false);
+          forward(inputs);
+        },
+        [&] { compiled.call(inputs); }};
+    if (frozen) {
+      torch::jit::Method ts = frozen->get_method(s.model.method);
+      executors.push_back([ts, &inputs]() mutable { ts(inputs); });
+    }
+    for (int i = 0; i < std::max(o->warmup, 3); ++i) {  // TorchScript profiles its first runs
+      for (auto& run : executors) run();
+    }
+    std::vector<std::vector<int64_t>> samples(executors.size());
+    for (int i = 0; i < o->iters; ++i) {
+      for (size_t e = 0; e < executors.size(); ++e) {
+        int64_t start = now_ns();
+        executors[e]();
+        samples[e].push_back(now_ns() - start);
+      }
+    }
+    double eager_ms = median_ms(samples[0]), compiled_ms = median_ms(samples[1]);
+    nlohmann::json baselines = {{"eager", eager_ms}};
+    if (frozen) baselines["torchscript_optimized"] = median_ms(samples[2]);
     s.writer->close("finished");
 
     std::error_code ignored;

@@ -80,6 +80,7 @@ ModelSession open_model_session(const ModelOptions& o, const std::string& comman
   s.compile.strict = o.strict;
   make_backend(o.backend);  // an unknown name is a usage error before anything is recorded
   s.grad_mode = std::make_unique<at::AutoGradMode>(o.grad || command == "train");
+  set_intra_op_threads(intra_op_threads());  // OpenBLAS's pool follows LibTorch's thread count
   s.model = load_model(o.model, o.method);
   check_inputs_against_model(specs, s.model.argument_names, s.model.argument_types);
   s.inputs = std::make_unique<InputGenerator>(specs, vary, o.seed);

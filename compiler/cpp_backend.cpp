@@ -222,6 +222,11 @@ class CppBackend : public Backend {
     for (const auto& h : report.hints) log(LogChannel::PerfHints, "perf hint ({}): {} {}", h.kind, h.op, h.message);
     auto runner = std::make_unique<ProgramRunner>(std::move(g), std::move(program), std::move(library),
                                                   std::move(kernel_fns), std::move(native_fns), profiler);
+    // 6. Autotune: a replaced op keeps its LibTorch kernel where that is faster on this machine.
+    phase.begin("autotune");
+    std::vector<std::string> choices = runner->autotune(examples, bindings);
+    phase.end();
+    if (!choices.empty()) report.ir += fmt::format("\nautotune (best of 3 on the example inputs):\n{}\n", fmt::join(choices, "\n"));
     return std::make_unique<CppGraph>(std::move(runner), std::move(report));
   }
 

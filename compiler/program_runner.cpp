@@ -1,5 +1,7 @@
 #include "compiler/program_runner.h"
 
+#include <climits>
+#include <functional>
 #include <optional>
 
 #include <ATen/ATen.h>
@@ -10,6 +12,7 @@
 #include "compiler/guards.h"
 #include "compiler/index_space.h"
 #include "compiler/native/native_compiler.h"
+#include "core/clock.h"
 #include "core/error.h"
 
 namespace tcprof {
@@ -53,6 +56,7 @@ ProgramRunner::ProgramRunner(CapturedGraph graph, ScheduledProgram program, std:
     }
     output_inputs_.push_back(std::move(per_output));
   }
+  native_uses_extern_.assign(program_.program.native_kernels.size(), false);
   std::vector<bool> fallback(graph_.ops.size(), false);
   for (const auto& f : program_.fallbacks) fallback[static_cast<size_t>(f.op)] = true;
   if (profiler_) {
@@ -201,6 +205,33 @@ bool ProgramRunner::run_native(size_t index, std::vector<c10::IValue>& slots) {
   return true;
 }
 
+std::vector<std::string> ProgramRunner::autotune(const std::vector<c10::IValue>& example_slots,
+                                                 const SymBindings& bindings) {
+  std::vector<std::string> lines;
+  std::vector<c10::IValue> slots = example_slots;
+  auto best_of = [](int runs, const std::function<void()>& f) {
+    int64_t best = INT64_MAX;
+    for (int i = 0; i < runs; ++i) {
+      int64_t t0 = now_ns();
+      f();
+      best = std::min(best, now_ns() - t0);
+    }
+    return best;
+  };
+  for (size_t k = 0; k < program_.program.native_kernels.size(); ++k) {
+    const NativeOpKernel& n = program_.program.native_kernels[k];
+    bool ok = true;
+    int64_t native = best_of(3, [&] { ok = ok && run_native(k, slots); });
+    if (!ok) continue;
+    int64_t eager = best_of(3, [&] { run_extern(n.op, slots, bindings); });
+    native_uses_extern_[k] = eager < native;
+    lines.push_back(fmt::format("  {}: {:.3f} ms, LibTorch {}: {:.3f} ms -> {}", n.name, static_cast<double>(native) / 1e6,
+                                graph_.ops[static_cast<size_t>(n.op)].name, static_cast<double>(eager) / 1e6,
+                                native_uses_extern_[k] ? "LibTorch" : "kernel"));
+  }
+  return lines;
+}
+
 std::vector<c10::IValue> ProgramRunner::run(const std::vector<c10::IValue>& inputs, int64_t graph_id) {
   std::vector<c10::IValue> slots(static_cast<size_t>(graph_.num_slots));
   std::copy(inputs.begin(), inputs.end(), slots.begin());
@@ -220,7 +251,7 @@ std::vector<c10::IValue> ProgramRunner::run(const std::vector<c10::IValue>& inpu
         }
         break;
       case Step::Kind::Native:
-        if (!run_native(static_cast<size_t>(step.index), slots)) {  // shape differs from the compiled one
+        if (native_uses_extern_[static_cast<size_t>(step.index)] || !run_native(static_cast<size_t>(step.index), slots)) {
           ++layout_fallbacks_;
           const NativeOpKernel& k = program_.program.native_kernels[static_cast<size_t>(step.index)];
           run_extern(k.op, slots, bindings);

@@ -26,6 +26,10 @@ class ProgramRunner {
   std::vector<c10::IValue> run(const std::vector<c10::IValue>& inputs, int64_t graph_id);
   // Kernel calls that ran through LibTorch because the layouts did not fit.
   int64_t layout_fallbacks() const { return layout_fallbacks_; }
+  // Times each directly generated or specially chosen kernel (depthwise conv, max pool, 1x1 GEMM,
+  // prepacked conv) against the LibTorch op it replaces on the example values, and keeps the
+  // faster. Returns one line per decision, for the IR record.
+  std::vector<std::string> autotune(const std::vector<c10::IValue>& example_slots, const SymBindings& bindings);
 
  private:
   struct KernelPlan;
@@ -42,6 +46,7 @@ class ProgramRunner {
   CpuProfiler* profiler_;
   std::vector<KernelKey> step_keys_;
   int64_t layout_fallbacks_ = 0;
+  std::vector<bool> native_uses_extern_;  // per native kernel: autotune chose the LibTorch op
 };
 
 }  // namespace tcprof

@@ -1,5 +1,7 @@
 #include "compiler/torch_info.h"
 
+#include <dlfcn.h>
+
 #include <ATen/Parallel.h>
 
 #include "compiler/torch_compat.h"
@@ -9,5 +11,11 @@ namespace tcprof {
 std::string libtorch_version() { return TORCH_VERSION; }
 
 int intra_op_threads() { return at::get_num_threads(); }
+
+void set_intra_op_threads(int threads) {
+  at::set_num_threads(threads);
+  using SetThreads = void (*)(int);
+  if (auto set_blas = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) set_blas(threads);
+}
 
 }  // namespace tcprof
