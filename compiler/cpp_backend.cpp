@@ -219,6 +219,11 @@ class CppBackend : public Backend {
       return eager(captured, profiler, std::move(report));
     }
     phase.end();
+    report.ir = fmt::format("# cpp: {} kernel calls, {} unique kernels (regional compilation shares identical ones), "
+                            "{} ops fused, {} extern, {} fallback; compiled library {}\n",
+                            report.kernels + report.native_kernels, report.unique_kernels, report.fused_ops,
+                            report.extern_calls, report.fallback_calls,
+                            report.cache_hit ? "from the cache" : "built now") + report.ir;
     for (const auto& h : report.hints) log(LogChannel::PerfHints, "perf hint ({}): {} {}", h.kind, h.op, h.message);
     auto runner = std::make_unique<ProgramRunner>(std::move(g), std::move(program), std::move(library),
                                                   std::move(kernel_fns), std::move(native_fns), profiler);
