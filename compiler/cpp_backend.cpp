@@ -1,6 +1,8 @@
 // The cpp backend: captured graph -> graph passes -> loop IR -> fused C++ kernels -> shared
 // library. compile() below reads as the list of steps; each step is one file. With
 // TCPROF_LOGS=passes the IR is printed after every step, with output_code the generated source.
+#include <functional>
+
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
 #include <fmt/format.h>
@@ -108,31 +110,18 @@ std::string program_ir(const CapturedGraph& g, const ScheduledProgram& s) {
   return out;
 }
 
-class CppGraph : public CompiledGraph {
+// A compiled graph with the cpp backend's report: generated kernels, or the eager backend's graph
+// when it could not be compiled (the report says why).
+class ReportedGraph : public CompiledGraph {
  public:
-  CppGraph(std::unique_ptr<ProgramRunner> runner, CompileReport report) : runner_(std::move(runner)) {
-    report_ = std::move(report);
-  }
+  using Runner = std::function<std::vector<c10::IValue>(const std::vector<c10::IValue>&, int64_t)>;
+  ReportedGraph(Runner run, CompileReport report) : run_(std::move(run)) { report_ = std::move(report); }
   std::vector<c10::IValue> run(const std::vector<c10::IValue>& inputs, int64_t graph_id) override {
-    return runner_->run(inputs, graph_id);
+    return run_(inputs, graph_id);
   }
 
  private:
-  std::unique_ptr<ProgramRunner> runner_;
-};
-
-// The eager backend's graph, carrying the cpp backend's report (why it is not compiled).
-class FallbackGraph : public CompiledGraph {
- public:
-  FallbackGraph(std::unique_ptr<CompiledGraph> eager, CompileReport report) : eager_(std::move(eager)) {
-    report_ = std::move(report);
-  }
-  std::vector<c10::IValue> run(const std::vector<c10::IValue>& inputs, int64_t graph_id) override {
-    return eager_->run(inputs, graph_id);
-  }
-
- private:
-  std::unique_ptr<CompiledGraph> eager_;
+  Runner run_;
 };
 
 PerfHint hint(std::string kind, const GraphOp* op, std::string message) {
@@ -232,7 +221,10 @@ class CppBackend : public Backend {
     std::vector<std::string> choices = runner->autotune(examples, bindings);
     phase.end();
     if (!choices.empty()) report.ir += fmt::format("\nautotune (best of 3 on the example inputs):\n{}\n", fmt::join(choices, "\n"));
-    return std::make_unique<CppGraph>(std::move(runner), std::move(report));
+    std::shared_ptr<ProgramRunner> shared_runner = std::move(runner);
+    return std::make_unique<ReportedGraph>(
+        [shared_runner](const std::vector<c10::IValue>& in, int64_t id) { return shared_runner->run(in, id); },
+        std::move(report));
   }
 
  private:
@@ -240,7 +232,9 @@ class CppBackend : public Backend {
     for (const auto& h : report.hints) log(LogChannel::PerfHints, "perf hint ({}): {}", h.kind, h.message);
     report.ir = g.ir();
     report.extern_calls = static_cast<int>(g.ops.size());
-    return std::make_unique<FallbackGraph>(make_eager_backend()->compile(g, {}, profiler), std::move(report));
+    std::shared_ptr<CompiledGraph> graph = make_eager_backend()->compile(g, {}, profiler);
+    return std::make_unique<ReportedGraph>(
+        [graph](const std::vector<c10::IValue>& in, int64_t id) { return graph->run(in, id); }, std::move(report));
   }
 
   static void summarize(const CapturedGraph& g, const ScheduledProgram& s, CompileReport& report) {

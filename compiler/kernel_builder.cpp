@@ -39,43 +39,20 @@ int KernelBuilder::cast(int a, ElemType type) {
   if (this->type(a) == type) return a;
   const ExprNode& src = k_.nodes[static_cast<size_t>(a)];
   if (src.op == ExprOp::Const) return constant(src.value, type);
-  ExprNode n;
-  n.op = ExprOp::Cast;
-  n.type = type;
-  n.args = {a};
-  return add(std::move(n));
+  return make(ExprOp::Cast, type, {a});
 }
 
-int KernelBuilder::unary(ExprOp op, ElemType type, int a) {
+int KernelBuilder::make(ExprOp op, ElemType type, std::vector<int> args) {
   ExprNode n;
   n.op = op;
   n.type = type;
-  n.args = {a};
+  n.args = std::move(args);
   return add(std::move(n));
 }
 
-int KernelBuilder::binary(ExprOp op, ElemType type, int a, int b) {
-  ExprNode n;
-  n.op = op;
-  n.type = type;
-  n.args = {a, b};
-  return add(std::move(n));
-}
-
-int KernelBuilder::where(ElemType type, int cond, int a, int b) {
-  ExprNode n;
-  n.op = ExprOp::Where;
-  n.type = type;
-  n.args = {cond, a, b};
-  return add(std::move(n));
-}
-
-int KernelBuilder::reduce(ExprOp op, int a) {
-  ExprNode n;
-  n.op = op;
-  n.type = type(a);
-  n.args = {a};
-  return add(std::move(n));
-}
+int KernelBuilder::unary(ExprOp op, ElemType type, int a) { return make(op, type, {a}); }
+int KernelBuilder::binary(ExprOp op, ElemType type, int a, int b) { return make(op, type, {a, b}); }
+int KernelBuilder::where(ElemType type, int cond, int a, int b) { return make(ExprOp::Where, type, {cond, a, b}); }
+int KernelBuilder::reduce(ExprOp op, int a) { return make(op, type(a), {a}); }
 
 }  // namespace tcprof

@@ -27,6 +27,7 @@ class KernelBuilder {
 
  private:
   int add(ExprNode node);
+  int make(ExprOp op, ElemType type, std::vector<int> args);
   Kernel& k_;
   std::map<std::tuple<int, int, int, double, std::vector<int>>, int> index_;
 };

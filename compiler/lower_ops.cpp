@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "compiler/backend.h"
+#include "compiler/graph_passes.h"
 
 namespace tcprof {
 
@@ -24,18 +25,12 @@ bool to_elem_type(c10::ScalarType t, ElemType* out) {
 }
 
 bool is_extern_by_design(const std::string& name) {
-  static const std::set<std::string> names = {
-      // views: no data moves, LibTorch makes them in O(1)
-      "aten::view", "aten::reshape", "aten::transpose", "aten::permute", "aten::slice", "aten::select",
-      "aten::expand", "aten::squeeze", "aten::unsqueeze", "aten::flatten", "aten::t", "aten::split",
-      "aten::chunk", "aten::unbind", "aten::narrow", "aten::contiguous", "aten::view_as", "aten::expand_as",
-      "aten::detach", "aten::alias", "aten::numpy_T", "aten::unflatten", "prim::ListUnpack",
-      "prim::TupleConstruct", "prim::ListConstruct", "prim::TupleUnpack",
-      // compute-bound: BLAS and oneDNN do these better than generated loops
+  // Views cost nothing in LibTorch; compute-bound ops are BLAS's and oneDNN's job.
+  static const std::set<std::string> compute_bound = {
       "aten::linear", "aten::matmul", "aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm",
       "aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::_convolution", "aten::convolution",
       "aten::embedding", "aten::scaled_dot_product_attention", "aten::einsum"};
-  return names.count(name) > 0;
+  return is_view_op(name) || compute_bound.count(name) > 0;
 }
 
 namespace {
