@@ -1,0 +1,85 @@
+// The differential check: runs a FuzzCase through the cpp backend (tcprof::CompiledModule,
+// strict, fullgraph) and through eager LibTorch on identical copies of the inputs, and compares
+// every output and every input afterwards.
+//
+// Tolerance (f32). An element passes when |c - e| <= atol + rtol*|e| (rtol 1e-4, atol 1e-5),
+// c compiled, e eager. Generated kernels legitimately round differently: they sum rows in another
+// order (SIMD lanes, not ATen's cascade), use their own exp/erf/tanh (~1-2 ulp) and never fuse
+// multiply-adds where ATen's vectorised kernels do. Those are a few ulps per op, but an
+// ill-conditioned spot (x - y that cancels, a sum that cancels to ~0, a layer norm of an almost
+// constant row, which amplifies the rounding of its mean by up to 1/sqrt(eps) ~ 300) turns them
+// into relative errors no fixed elementwise tolerance separates from a bug. So a tensor that fails
+// the elementwise test is judged against a float64 oracle t (the same module run eagerly with
+// float parameters, inputs and default dtype in f64): it passes when every finite element is about
+// as close to the exact value as eager's own f32 result,
+//   |c - t| <= 2 |e - t| + atol + rtol |t|                        (PyTorch's compiler tests use
+//                                                                  the same idea, with fp64_ref)
+// plus, for outputs that depend on a reduction, 1e-3 of the tensor's RMS: eager's cascade sums
+// err by ~log(n) ulps where the kernels' lane sums err by ~n/8, so eager's own error understates
+// what a correct kernel may do there. A wrong kernel is off by the order of the values and fails.
+// NaN positions must match exactly and infinities must be equal; no oracle rescues either.
+// f64 outputs: rtol 1e-9, atol 1e-10, unless eager's f64 result itself differs from the oracle by
+// more than that: then it was computed through f32 values (an f32 layer norm added to an f64
+// input), has f32's precision, and is judged like an f32 output.
+// Integers and bools: exact. Shapes and dtypes: exact.
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+
+#include <ATen/core/ivalue.h>
+
+#include "bench/fuzz/fuzz_case.h"
+
+namespace tcprof::fuzz {
+
+struct Tolerance {
+  double f32_rtol = 1e-4, f32_atol = 1e-5;
+  double f64_rtol = 1e-9, f64_atol = 1e-10;
+  double oracle_multiplier = 2.0;
+  double reduction_rms_fraction = 1e-3;
+};
+
+struct Comparison {
+  bool ok = true;
+  bool oracle_used = false;  // the elementwise test failed and the f64 oracle accepted it
+  std::string problem;       // what differs, with the first differing index and values
+};
+
+// Compares a compiled result with eager's (tensors, tuples and lists of them, numbers).
+// `oracle` may be null (no f64 rescue). `after_reduction`: per returned value, whether it depends
+// on a reduction (FuzzCase::outputs_after_reduction); missing entries count as true.
+Comparison compare_values(const c10::IValue& compiled, const c10::IValue& eager, const c10::IValue* oracle,
+                          const Tolerance& tol, const std::vector<bool>& after_reduction = {});
+
+struct CheckOptions {
+  Tolerance tol;
+  std::string work_dir;  // where the module archive is written (must exist)
+  bool keep_failed_archive = false;  // a failing case leaves its module archive in work_dir
+  // Tests only: add a small error to the compiled result of the second call, which must then be
+  // reported as a mismatch.
+  bool perturb_compiled_output = false;
+};
+
+struct CaseOutcome {
+  enum class Status {
+    Pass,
+    Mismatch,  // the compiled module computed something else than eager (or changed an input)
+    Error,     // the compiled module failed where eager did not (compile, capture, run)
+    Invalid,   // eager rejects the case: a generator problem, not a backend one
+  };
+  Status status = Status::Pass;
+  std::string report;       // on failure: the problem, the case, the compiled program
+  std::string archive;      // the saved module, when kept
+  int calls = 0;            // calls compared
+  int kernels = 0, native_kernels = 0, fused_ops = 0, extern_calls = 0, fallback_calls = 0;
+  int oracle_used = 0;      // outputs accepted by the f64 oracle after failing elementwise
+  int unexpected_recompiles = 0;  // a recompile the guards should not have needed
+  std::map<std::string, int> fallback_ops;  // ops the backend left to LibTorch (not by design)
+};
+const char* status_name(CaseOutcome::Status status);
+
+// Never throws for problems of the case itself: they are the outcome.
+CaseOutcome check_case(const FuzzCase& c, const CheckOptions& options);
+
+}  // namespace tcprof::fuzz

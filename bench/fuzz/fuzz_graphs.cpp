@@ -1,0 +1,74 @@
+// fuzz_graphs: the randomized differential tester of the cpp backend (graph_fuzzer.h).
+//   fuzz_graphs [--n N] [--seed S] [--verbose] [--keep-failures DIR]   N random cases from seed S
+//   fuzz_graphs --case SEED [same options]                              one case again, by its seed
+// --avoid-known-bugs leaves out the patterns of the open bugs (GeneratorOptions::known_bug_patterns);
+// --minimize shrinks each failing case (minimize_case) and prints the result.
+// Prints a summary line; exits 1 when a compiled result differs from eager (a mismatch) or the
+// compiled module fails where eager does not (an error), 2 on a usage error.
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "bench/fuzz/graph_fuzzer.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: fuzz_graphs [--n N] [--seed S] [--verbose] [--keep-failures DIR] [--avoid-known-bugs] [--minimize]\n"
+    "       fuzz_graphs --case SEED [same options]\n";
+
+bool parse_uint(const std::string& text, uint64_t* out) {
+  try {
+    size_t used = 0;
+    *out = std::stoull(text, &used, 0);
+    return used == text.size();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tcprof::fuzz::FuzzOptions options;
+  options.log = &std::cout;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](uint64_t* out) {
+      if (i + 1 >= argc || !parse_uint(argv[i + 1], out)) {
+        std::cerr << "fuzz_graphs: " << arg << " needs a non-negative integer\n" << kUsage;
+        std::exit(2);
+      }
+      ++i;
+    };
+    uint64_t n = 0;
+    if (arg == "--n") {
+      value(&n);
+      options.cases = static_cast<int>(n);
+    } else if (arg == "--seed") {
+      value(&options.seed);
+    } else if (arg == "--case") {
+      value(&n);
+      options.case_seeds.push_back(n);
+    } else if (arg == "--avoid-known-bugs") {
+      options.generator.known_bug_patterns = false;
+    } else if (arg == "--minimize") {
+      options.minimize = true;
+    } else if (arg == "--verbose") {
+      options.verbose = true;
+    } else if (arg == "--keep-failures" && i + 1 < argc) {
+      options.keep_failures_dir = argv[++i];
+    } else if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage;
+      return 0;
+    } else {
+      std::cerr << "fuzz_graphs: unknown argument '" << arg << "'\n" << kUsage;
+      return 2;
+    }
+  }
+  tcprof::fuzz::PrivateKernelCache cache;  // before the first compile
+  tcprof::fuzz::FuzzSummary summary = tcprof::fuzz::run_fuzz(options);
+  if (options.verbose) std::cout << tcprof::fuzz::coverage_text(summary);
+  std::cout << "fuzz_graphs: " << tcprof::fuzz::summary_line(summary) << "\n";
+  return summary.failed() ? 1 : 0;
+}
