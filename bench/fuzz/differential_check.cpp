@@ -42,19 +42,22 @@ Comparison failed(const std::string& label, const std::string& message) {
 
 // The f64 oracle's verdict on a float32 tensor that failed the elementwise test (see the header):
 // every finite element is within twice eager's own error of the exact value, plus the tolerance,
-// plus (downstream of a reduction) 1e-3 of the tensor's RMS.
+// plus (downstream of a reduction) 1e-3 of the tensor's RMS, plus (of a layer norm) 1e-4.
 bool oracle_accepts(const at::Tensor& c, const at::Tensor& e, const at::Tensor& t, const Tolerance& tol,
-                    bool after_reduction, std::string* detail) {
+                    Dependence dependence, std::string* detail) {
   at::Tensor finite = c.isfinite() & e.isfinite() & t.isfinite();
   at::Tensor cm = c.masked_select(finite), em = e.masked_select(finite), tm = t.masked_select(finite);
   if (cm.numel() == 0) return false;
   const double rms_t = tm.pow(2).mean().sqrt().item<double>();
-  const double row_slack = after_reduction ? tol.reduction_rms_fraction * rms_t : 0;
+  double row_slack = dependence >= Dependence::Reduction ? tol.reduction_rms_fraction * rms_t : 0;
+  if (dependence == Dependence::Normalization) row_slack += tol.normalization_atol;
   at::Tensor err_c = (cm - tm).abs(), err_e = (em - tm).abs();
   at::Tensor bad = err_c > tol.oracle_multiplier * err_e + tol.f32_atol + tol.f32_rtol * tm.abs() + row_slack;
   *detail += fmt::format("; f64 oracle: rmse compiled {:.3g}, eager {:.3g}, rms {:.3g}{}",
                          err_c.pow(2).mean().sqrt().item<double>(), err_e.pow(2).mean().sqrt().item<double>(), rms_t,
-                         after_reduction ? " (after a reduction)" : "");
+                         dependence == Dependence::Normalization ? " (after a layer norm)"
+                         : dependence == Dependence::Reduction   ? " (after a reduction)"
+                                                                 : "");
   if (!bad.any().item<bool>()) return true;
   int64_t i = first_true(bad);
   *detail += fmt::format(", finite element {} is off by {:.3g} (compiled {:.9g}, oracle {:.9g}, eager off by {:.3g})", i,
@@ -68,7 +71,7 @@ at::Tensor close_mask(const at::Tensor& a, const at::Tensor& b, double atol, dou
 }
 
 Comparison compare_tensor(const at::Tensor& compiled, const at::Tensor& eager, const at::Tensor* oracle,
-                          const Tolerance& tol, bool after_reduction, const std::string& label) {
+                          const Tolerance& tol, Dependence dependence, const std::string& label) {
   if (compiled.sizes() != eager.sizes()) {
     return failed(label, fmt::format("shape [{}], eager [{}]", fmt::join(compiled.sizes(), ","), fmt::join(eager.sizes(), ",")));
   }
@@ -121,7 +124,7 @@ Comparison compare_tensor(const at::Tensor& compiled, const at::Tensor& eager, c
   bool nonfinite_bad = (bad & ~finite_both).any().item<bool>();
   if (!f64 && t.defined() && !nonfinite_bad) {
     detail += fmt::format(", oracle {:.9g}", at_index(t, i));
-    if (oracle_accepts(c, e, t, tol, after_reduction, &detail)) {
+    if (oracle_accepts(c, e, t, tol, dependence, &detail)) {
       r.oracle_used = true;
       return r;
     }
@@ -137,11 +140,10 @@ std::string text(const c10::IValue& v) {
   return s.str();
 }
 
-// `after_reduction`: per top-level output (a tuple's items), whether it depends on a reduction;
-// missing entries count as true.
+// `dependence`: per top-level output (a tuple's items); missing entries count as Normalization.
 Comparison compare_at(const c10::IValue& compiled, const c10::IValue& eager, const c10::IValue* oracle,
-                      const Tolerance& tol, const std::vector<bool>& after_reduction, bool top, const std::string& label) {
-  auto reduced = [&](size_t i) { return i >= after_reduction.size() || after_reduction[i]; };
+                      const Tolerance& tol, const std::vector<Dependence>& dependence, bool top, const std::string& label) {
+  auto reduced = [&](size_t i) { return i < dependence.size() ? dependence[i] : Dependence::Normalization; };
   if (compiled.isTensor() && eager.isTensor()) {
     const at::Tensor* t = oracle && oracle->isTensor() ? &oracle->toTensor() : nullptr;
     return compare_tensor(compiled.toTensor(), eager.toTensor(), t, tol, reduced(0), label);
@@ -155,7 +157,7 @@ Comparison compare_at(const c10::IValue& compiled, const c10::IValue& eager, con
     if (a.size() != b.size()) return failed(label, fmt::format("{} items, eager {}", a.size(), b.size()));
     Comparison all;
     for (size_t i = 0; i < a.size(); ++i) {
-      std::vector<bool> item_reduced = {top ? reduced(i) : reduced(0)};
+      std::vector<Dependence> item_reduced = {top ? reduced(i) : reduced(0)};
       Comparison r = compare_at(a[i], b[i], o.size() == a.size() ? &o[i] : nullptr, tol, item_reduced, false,
                                 fmt::format("{}[{}]", label, i));
       if (!r.ok) return r;
@@ -301,8 +303,8 @@ void count_program(const CompiledModule& m, CaseOutcome& out) {
 }  // namespace
 
 Comparison compare_values(const c10::IValue& compiled, const c10::IValue& eager, const c10::IValue* oracle,
-                          const Tolerance& tol, const std::vector<bool>& after_reduction) {
-  return compare_at(compiled, eager, oracle, tol, after_reduction, true, "output");
+                          const Tolerance& tol, const std::vector<Dependence>& dependence) {
+  return compare_at(compiled, eager, oracle, tol, dependence, true, "output");
 }
 
 const char* status_name(CaseOutcome::Status status) {
@@ -397,7 +399,7 @@ CaseOutcome check_case(const FuzzCase& c, const CheckOptions& options) {
     }
     if (options.perturb_compiled_output && k == 1) perturb(compiled_out);
     Comparison cmp = compare_values(compiled_out, eager_out, oracle_out ? &*oracle_out : nullptr, options.tol,
-                                    c.outputs_after_reduction);
+                                    c.output_dependence);
     if (!cmp.ok) return finish(CaseOutcome::Status::Mismatch, where + cmp.problem + no_oracle, &compiled);
     if (cmp.oracle_used) ++out.oracle_used;
     for (size_t i = 0; i < eager_in.size(); ++i) {

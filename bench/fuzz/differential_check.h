@@ -16,7 +16,11 @@
 //                                                                  the same idea, with fp64_ref)
 // plus, for outputs that depend on a reduction, 1e-3 of the tensor's RMS: eager's cascade sums
 // err by ~log(n) ulps where the kernels' lane sums err by ~n/8, so eager's own error understates
-// what a correct kernel may do there. A wrong kernel is off by the order of the values and fails.
+// what a correct kernel may do there; and for outputs that depend on a layer norm also 1e-4
+// absolute: a normalised value has scale ~1 whatever the tensor's RMS, and an (almost) constant
+// row normalises to noise around its bias, (rounding of its mean)/sqrt(eps) in size, where
+// eager's Welford mean errs less than the kernels' lane sums. A wrong kernel is off by the order
+// of the values and fails.
 // NaN positions must match exactly and infinities must be equal; no oracle rescues either.
 // f64 outputs: rtol 1e-9, atol 1e-10, unless eager's f64 result itself differs from the oracle by
 // more than that: then it was computed through f32 values (an f32 layer norm added to an f64
@@ -38,6 +42,7 @@ struct Tolerance {
   double f64_rtol = 1e-9, f64_atol = 1e-10;
   double oracle_multiplier = 2.0;
   double reduction_rms_fraction = 1e-3;
+  double normalization_atol = 1e-4;
 };
 
 struct Comparison {
@@ -47,10 +52,10 @@ struct Comparison {
 };
 
 // Compares a compiled result with eager's (tensors, tuples and lists of them, numbers).
-// `oracle` may be null (no f64 rescue). `after_reduction`: per returned value, whether it depends
-// on a reduction (FuzzCase::outputs_after_reduction); missing entries count as true.
+// `oracle` may be null (no f64 rescue). `dependence`: per returned value, what it is computed
+// through (FuzzCase::output_dependence); missing entries count as Normalization.
 Comparison compare_values(const c10::IValue& compiled, const c10::IValue& eager, const c10::IValue* oracle,
-                          const Tolerance& tol, const std::vector<bool>& after_reduction = {});
+                          const Tolerance& tol, const std::vector<Dependence>& dependence = {});
 
 struct CheckOptions {
   Tolerance tol;

@@ -102,7 +102,7 @@ std::string describe_recipe(const TensorRecipe& r) {
   return s + fmt::format(", seed {}", r.seed);
 }
 
-std::string describe_case(const FuzzCase& c) {
+std::string describe_case(const FuzzCase& c, bool with_layouts) {
   std::string s;
   if (!c.name.empty()) s += "case: " + c.name + "\n";
   s += fmt::format("generator seed: {}\n", c.seed);
@@ -113,8 +113,8 @@ std::string describe_case(const FuzzCase& c) {
   }
   s += "inputs:\n";
   for (size_t i = 0; i < c.inputs.size(); ++i) {
-    at::Tensor t = make_tensor(c.inputs[i]);
-    s += fmt::format("  x{}: {} -> {}\n", i, describe_recipe(c.inputs[i]), describe_tensor(t));
+    s += fmt::format("  x{}: {}", i, describe_recipe(c.inputs[i]));
+    s += with_layouts ? " -> " + describe_tensor(make_tensor(c.inputs[i])) + "\n" : "\n";
   }
   if (!c.dynamic_sizes.empty()) {
     s += fmt::format("later calls: dynamic dims = {} ({})\n", fmt::join(c.dynamic_sizes, ", then "),

@@ -41,6 +41,13 @@ at::Tensor make_tensor(const TensorRecipe& recipe, int64_t dynamic_size = -1, ui
 std::string describe_tensor(const at::Tensor& t);
 std::string describe_recipe(const TensorRecipe& recipe);
 
+// What a value is computed through, as far as rounding goes (ordered: each includes the last).
+enum class Dependence : uint8_t {
+  Elementwise,    // pointwise ops only
+  Reduction,      // a sum, mean or softmax: the summation order matters
+  Normalization,  // a layer norm: a constant row normalises to rounding noise around its bias
+};
+
 struct ParamSpec {
   std::string name;  // attribute name: the source reads self.<name>
   TensorRecipe recipe;
@@ -59,13 +66,15 @@ struct FuzzCase {
   // shapes (the first size change recompiles with the dim symbolic, later sizes reuse it).
   bool declare_dynamic = true;
   std::vector<std::string> ops;  // the generator's ops, in order (for coverage counts)
-  // Per returned value: computed through a reduction (sum, mean, softmax, layer norm), which
-  // loosens the f64 oracle's test (differential_check.h). Empty: unknown, counts as true.
-  std::vector<bool> outputs_after_reduction;
+  // Per returned value: what it is computed through, which sets the f64 oracle's tolerance
+  // (differential_check.h). Empty: unknown, counts as Normalization (the loosest).
+  std::vector<Dependence> output_dependence;
   bool known_bug_patterns = true;  // generated with GeneratorOptions::known_bug_patterns
 };
 
-// Source, parameters and inputs as text: enough to rebuild the case by hand.
-std::string describe_case(const FuzzCase& c);
+// Source, parameters and inputs as text: enough to rebuild the case by hand. `with_layouts` adds
+// each input's strides and offset, which makes its tensors (LibTorch work a process that forks
+// for isolation must not do).
+std::string describe_case(const FuzzCase& c, bool with_layouts = true);
 
 }  // namespace tcprof::fuzz

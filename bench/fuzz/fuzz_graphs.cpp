@@ -2,7 +2,9 @@
 //   fuzz_graphs [--n N] [--seed S] [--verbose] [--keep-failures DIR]   N random cases from seed S
 //   fuzz_graphs --case SEED [same options]                              one case again, by its seed
 // --avoid-known-bugs leaves out the patterns of the open bugs (GeneratorOptions::known_bug_patterns);
-// --minimize shrinks each failing case (minimize_case) and prints the result.
+// --minimize shrinks each failing case (minimize_case) and prints the result. Each case runs in a
+// child process, so that a crash of the backend is a failing case (an error) and the run goes on;
+// --in-process runs them all in this process (for a debugger).
 // Prints a summary line; exits 1 when a compiled result differs from eager (a mismatch) or the
 // compiled module fails where eager does not (an error), 2 on a usage error.
 #include <cstdlib>
@@ -15,6 +17,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: fuzz_graphs [--n N] [--seed S] [--verbose] [--keep-failures DIR] [--avoid-known-bugs] [--minimize]\n"
+    "                   [--in-process]\n"
     "       fuzz_graphs --case SEED [same options]\n";
 
 bool parse_uint(const std::string& text, uint64_t* out) {
@@ -32,6 +35,7 @@ bool parse_uint(const std::string& text, uint64_t* out) {
 int main(int argc, char** argv) {
   tcprof::fuzz::FuzzOptions options;
   options.log = &std::cout;
+  options.isolate = true;  // a backend crash is one failing case, not the end of the run
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&](uint64_t* out) {
@@ -52,6 +56,8 @@ int main(int argc, char** argv) {
       options.case_seeds.push_back(n);
     } else if (arg == "--avoid-known-bugs") {
       options.generator.known_bug_patterns = false;
+    } else if (arg == "--in-process") {
+      options.isolate = false;
     } else if (arg == "--minimize") {
       options.minimize = true;
     } else if (arg == "--verbose") {

@@ -294,7 +294,7 @@ int GeneratorState::emit_compute(const std::string& expr, Var v, const std::stri
   v.constant = !reads.empty();
   for (int r : reads) {
     v.constant = v.constant && vars_[static_cast<size_t>(r)].constant;
-    v.after_reduction = v.after_reduction || vars_[static_cast<size_t>(r)].after_reduction;
+    v.dependence = std::max(v.dependence, vars_[static_cast<size_t>(r)].dependence);
     v.erf_error = v.erf_error || vars_[static_cast<size_t>(r)].erf_error;
   }
   Statement st{expr, label, -1, false, reads, {}};
@@ -314,7 +314,7 @@ int GeneratorState::emit_view(const std::string& expr, Var v, const std::string&
   v.writable = src.writable && !v.overlapping;
   v.compute = false;
   v.constant = src.constant;
-  v.after_reduction = src.after_reduction;
+  v.dependence = src.dependence;
   v.erf_error = src.erf_error;
   if (ambiguous) storage_ambiguous_[static_cast<size_t>(src.storage)] = true;
   Statement st{expr, label, -1, true, {of}, {storage_epoch_[static_cast<size_t>(src.storage)]}};
@@ -326,13 +326,13 @@ int GeneratorState::emit_view(const std::string& expr, Var v, const std::string&
 }
 
 int GeneratorState::emit_mutation(const std::string& expr, int target, double bound, bool exact, const std::string& label,
-                                  bool bind, bool reads_reduction) {
+                                  bool bind, Dependence reads) {
   const int storage = vars_[static_cast<size_t>(target)].storage;
   for (auto& v : vars_) {
     if (v.storage != storage) continue;
     v.bound = std::max(v.bound, bound);
     v.exact = v.exact && exact;
-    v.after_reduction = v.after_reduction || reads_reduction;
+    v.dependence = std::max(v.dependence, reads);
   }
   ++storage_epoch_[static_cast<size_t>(storage)];
   case_.ops.push_back(label);

@@ -56,7 +56,7 @@ struct Var {
   bool overlapping = false;  // expanded: several elements share memory
   bool compute = false;      // the result of a compute op (preferred as a graph output)
   bool constant = false;     // computed from parameters and numbers only (constant folding)
-  bool after_reduction = false;  // depends on a sum, mean, softmax or layer norm
+  Dependence dependence = Dependence::Elementwise;  // computed through a reduction or layer norm
   bool erf_error = false;        // depends on an erf (absolute error near 0 in compiled code)
 };
 
@@ -110,9 +110,9 @@ class GeneratorState {
   int emit_view(const std::string& expr, Var result, const std::string& label, int of, bool ambiguous = false);
   // An in-place op on `target`'s memory; every value sharing it gets the new bound and exactness.
   // `bind`: the statement also names the result (vN = t.op_()), which returns its index, else -1.
-  // `reads_reduction`: the op reads a value that depends on a reduction.
+  // `reads`: what the values the op reads besides its target are computed through.
   int emit_mutation(const std::string& expr, int target, double bound, bool exact, const std::string& label, bool bind,
-                    bool reads_reduction = false);
+                    Dependence reads = Dependence::Elementwise);
   // Re-emits an earlier statement verbatim (common-subexpression elimination meets mutations).
   bool repeat_statement();
 

@@ -1,6 +1,7 @@
 #include "bench/fuzz/graph_fuzzer.h"
 
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -10,6 +11,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iostream>
+#include <iterator>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -61,6 +65,81 @@ void set_crash_note(size_t index, uint64_t seed, bool known_bug_patterns) {
                 "\nfuzz_graphs: the process crashed in case %zu (seed %llu); reproduce: fuzz_graphs --case %llu%s\n",
                 index, static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed),
                 known_bug_patterns ? "" : " --avoid-known-bugs");
+}
+
+// Runs `work` in a child process and returns what it returned. The parent only forks and reads:
+// it never computes with LibTorch, so the child starts without OpenMP threads. On a crash
+// `*signal` is the signal that killed the child and the result is empty.
+std::string run_in_child(const std::function<std::string()>& work, int* signal) {
+  *signal = 0;
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
+  std::cout.flush();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string result = work();
+    for (size_t done = 0; done < result.size();) {
+      ssize_t n = ::write(fds[1], result.data() + done, result.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    ::close(fds[1]);
+    std::_Exit(0);  // no atexit handlers: they belong to the parent (the kernel cache directory)
+  }
+  ::close(fds[1]);
+  std::string result;
+  char buffer[65536];
+  for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;) result.append(buffer, static_cast<size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status)) *signal = WTERMSIG(status);
+  else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) *signal = -1;
+  return *signal ? std::string() : result;
+}
+
+// CaseOutcome through the pipe: a line of counts, a line of fallback ops, the archive, the report.
+std::string serialize(const CaseOutcome& o) {
+  std::string s = fmt::format("{} {} {} {} {} {} {} {} {}\n", static_cast<int>(o.status), o.calls, o.kernels,
+                              o.native_kernels, o.fused_ops, o.extern_calls, o.fallback_calls, o.oracle_used,
+                              o.unexpected_recompiles);
+  for (const auto& [op, n] : o.fallback_ops) s += fmt::format("{} {} ", op, n);
+  return s + "\n" + o.archive + "\n" + o.report;
+}
+
+CaseOutcome deserialize(const std::string& text) {
+  CaseOutcome o;
+  std::istringstream in(text);
+  int status = 0;
+  in >> status >> o.calls >> o.kernels >> o.native_kernels >> o.fused_ops >> o.extern_calls >> o.fallback_calls >>
+      o.oracle_used >> o.unexpected_recompiles;
+  o.status = static_cast<CaseOutcome::Status>(status);
+  std::string line;
+  std::getline(in, line);
+  std::getline(in, line);
+  std::istringstream ops(line);
+  std::string op;
+  for (int n; ops >> op >> n;) o.fallback_ops[op] = n;
+  std::getline(in, o.archive);
+  o.report.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return o;
+}
+
+CaseOutcome check_in_child(const FuzzCase& c, const CheckOptions& check) {
+  int signal = 0;
+  std::string result = run_in_child([&] { return serialize(check_case(c, check)); }, &signal);
+  if (!signal) return deserialize(result);
+  CaseOutcome o;
+  o.status = CaseOutcome::Status::Error;
+  o.report = fmt::format("ERROR: the process running the case died ({})\n",
+                         signal > 0 ? fmt::format("signal {}: {}", signal, ::strsignal(signal)) : "exit status");
+  if (c.name.empty()) {
+    o.report += fmt::format("reproduce: fuzz_graphs --case {}{}\n", c.seed, c.known_bug_patterns ? "" : " --avoid-known-bugs");
+  }
+  o.report += describe_case(c, /*with_layouts=*/false);
+  return o;
 }
 
 }  // namespace
@@ -144,7 +223,7 @@ FuzzCase minimize_case(const FuzzCase& c, const CheckOptions& options) {
     SourceParts q = p;
     q.returned = {p.returned[k]};
     FuzzCase t = with(q);
-    if (k < best.outputs_after_reduction.size()) t.outputs_after_reduction = {best.outputs_after_reduction[k]};
+    if (k < best.output_dependence.size()) t.output_dependence = {best.output_dependence[k]};
     if (still_fails(t)) {
       p = q;
       break;
@@ -159,7 +238,7 @@ FuzzCase minimize_case(const FuzzCase& c, const CheckOptions& options) {
     q.statements.resize(n);
     q.returned = {last.substr(4, eq - 4)};
     FuzzCase t = with(q);
-    t.outputs_after_reduction.clear();  // unknown now: the lenient oracle test
+    t.output_dependence.clear();  // unknown now: the loosest oracle test
     if (still_fails(t)) {
       p = q;
       break;
@@ -217,7 +296,8 @@ void add_outcome(FuzzSummary& s, const FuzzCase& c, const CaseOutcome& o) {
     case CaseOutcome::Status::Error: ++s.errors; s.failures.push_back(o.report); break;
     case CaseOutcome::Status::Invalid: ++s.invalid; break;
   }
-  if (o.status != CaseOutcome::Status::Invalid && o.kernels + o.native_kernels == 0) ++s.no_kernel;
+  const bool compared = o.status == CaseOutcome::Status::Pass || o.status == CaseOutcome::Status::Mismatch;
+  if (compared && o.kernels + o.native_kernels == 0) ++s.no_kernel;
 }
 
 FuzzSummary run_fuzz(const FuzzOptions& options) {
@@ -233,12 +313,14 @@ FuzzSummary run_fuzz(const FuzzOptions& options) {
     set_crash_note(i, seeds[i], options.generator.known_bug_patterns);
     if (options.log) options.log->flush();
     FuzzCase c = generate_case(seeds[i], options.generator);
-    if (options.log && !options.case_seeds.empty()) *options.log << describe_case(c) << std::flush;  // asked for by seed
+    if (options.log && !options.case_seeds.empty()) {  // asked for by seed
+      *options.log << describe_case(c, /*with_layouts=*/!options.isolate) << std::flush;
+    }
     CheckOptions check;
     check.tol = options.tol;
     check.work_dir = work_dir;
     check.keep_failed_archive = !options.keep_failures_dir.empty();
-    CaseOutcome outcome = check_case(c, check);
+    CaseOutcome outcome = options.isolate ? check_in_child(c, check) : check_case(c, check);
     add_outcome(summary, c, outcome);
     const bool failed = outcome.status == CaseOutcome::Status::Mismatch || outcome.status == CaseOutcome::Status::Error;
     if (options.log && options.verbose) {
@@ -255,7 +337,11 @@ FuzzSummary run_fuzz(const FuzzOptions& options) {
     if (failed && options.minimize && options.log) {
       CheckOptions quiet = check;
       quiet.keep_failed_archive = false;
-      *options.log << "---- minimized:\n" << describe_case(minimize_case(c, quiet)) << "----\n" << std::flush;
+      auto minimized = [&] { return describe_case(minimize_case(c, quiet), !options.isolate); };
+      int signal = 0;
+      std::string text = options.isolate ? run_in_child(minimized, &signal) : minimized();
+      if (signal) text = "(the case crashes the process: minimize it by hand from fuzz_graphs --case)\n";
+      *options.log << "---- minimized:\n" << text << "----\n" << std::flush;
     }
     if (options.log && !options.verbose && (i + 1) % 100 == 0) {
       *options.log << fmt::format("... {} cases, {} mismatches, {} errors\n", i + 1, summary.mismatches, summary.errors)

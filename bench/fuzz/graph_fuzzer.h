@@ -18,6 +18,10 @@ namespace tcprof::fuzz {
 struct FuzzOptions {
   uint64_t seed = 1;
   bool minimize = false;             // shrink each failing case (minimize_case) and report that too
+  // Each case runs in a child process (fork), so that a backend crash is an error of that case,
+  // not the end of the run. Only for a process that has not computed with LibTorch yet: OpenMP's
+  // thread pool does not survive a fork (fuzz_graphs; not the tests).
+  bool isolate = false;
   int cases = 100;
   std::vector<uint64_t> case_seeds;  // instead of `cases` from `seed`: exactly these cases
   bool verbose = false;              // a line per case, and the op coverage at the end

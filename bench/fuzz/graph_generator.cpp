@@ -29,7 +29,7 @@ class Generator {
     if (!computes) op_unary_neg(g_, 0);
     const std::vector<int> outs = outputs();
     g_.fuzz_case().source = g_.source(outs);
-    for (int o : outs) g_.fuzz_case().outputs_after_reduction.push_back(var(g_, o).after_reduction);
+    for (int o : outs) g_.fuzz_case().output_dependence.push_back(var(g_, o).dependence);
     return g_.fuzz_case();
   }
 

@@ -50,7 +50,7 @@ bool op_softmax(GeneratorState& g, int si) {
                       : (g.chance(0.5) ? fmt::format("torch.softmax({}, {})", s.name, d)
                                         : fmt::format("{}.softmax({})", s.name, d));
   Var v = like(s, s.dtype, log ? 2 * s.bound + 12 : 1, false);
-  v.after_reduction = true;
+  v.dependence = std::max(s.dependence, Dependence::Reduction);
   return emit(g, e, v, log ? "log_softmax" : "softmax", {si});
 }
 
@@ -83,7 +83,7 @@ bool op_layer_norm(GeneratorState& g, int si) {
   double bound = std::sqrt(static_cast<double>(std::max<int64_t>(n, 1))) * (affine >= 1 ? kNormalBound : 1) +
                  (affine == 2 ? kNormalBound : 0);
   Var v = like(s, s.dtype, bound, false);
-  v.after_reduction = true;
+  v.dependence = Dependence::Normalization;
   return emit(g, e, v, "layer_norm", {si});
 }
 
@@ -127,7 +127,7 @@ bool op_reduce(GeneratorState& g, int si) {
   }
   Var v = like(s, out, mean ? s.bound : n * s.bound, !is_float(out));
   v.shape = shape;
-  v.after_reduction = true;
+  v.dependence = std::max(s.dependence, Dependence::Reduction);
   return emit(g, e, v, fn, {si});
 }
 
@@ -353,7 +353,7 @@ bool op_inplace(GeneratorState& g, int si) {
   std::string e, label;
   double bound = t.bound;
   bool exact = t.exact;
-  bool partner_reduced = false;
+  Dependence partner = Dependence::Elementwise;
   switch (g.pick(5)) {
     case 0: e = g.chance(0.7) ? t.name + ".relu_()" : "torch.relu_(" + t.name + ")"; label = "relu_"; break;
     case 1: {
@@ -363,7 +363,7 @@ bool op_inplace(GeneratorState& g, int si) {
       rq.float_number = fl;
       rq.exclude_storage = t.storage;  // reading what is being written is an error in eager
       Operand y = g.partner(t, rq);
-      partner_reduced = y.var >= 0 && var(g, y.var).after_reduction;
+      if (y.var >= 0) partner = var(g, y.var).dependence;
       double alpha = 1;
       if (!y.number && g.chance(0.3)) {
         alpha = fl ? -0.5 : 2;
@@ -384,7 +384,7 @@ bool op_inplace(GeneratorState& g, int si) {
       rq.float_number = fl;
       rq.exclude_storage = t.storage;
       Operand y = g.partner(t, rq);
-      partner_reduced = y.var >= 0 && var(g, y.var).after_reduction;
+      if (y.var >= 0) partner = var(g, y.var).dependence;
       e = fmt::format("{}.mul_({})", t.name, y.text);
       bound = t.bound * (y.dtype == ST::Bool ? 1 : y.bound);
       exact = !fl || (t.exact && (y.dtype == ST::Bool || (y.number && power_of_two(y.bound))));
@@ -404,7 +404,7 @@ bool op_inplace(GeneratorState& g, int si) {
       label = "clamp_";
   }
   if (!within_cap(t.dtype, bound)) return false;
-  g.emit_mutation(e, ti, bound, exact, label, g.chance(0.5), partner_reduced);
+  g.emit_mutation(e, ti, bound, exact, label, g.chance(0.5), partner);
   return true;
 }
 

@@ -118,6 +118,27 @@ TEST(FuzzChecker, ReportsAPerturbedCompiledResult) {
   EXPECT_NE(out.report.find("def forward"), std::string::npos) << "the report shows the source";
 }
 
+TEST(FuzzChecker, MinimizerKeepsTheFailureAndDropsTheRest) {
+  use_private_kernel_cache();
+  FuzzCase c = targeted("perturbed, to minimize",
+                        "def forward(self, x0, x1):\n"
+                        "    a = torch.relu(x0)\n"
+                        "    b = a * x1\n"
+                        "    c = torch.sigmoid(b)\n"
+                        "    d = c + 1.0\n"
+                        "    return (d, b)\n",
+                        {f32({4, 8}, Layout::Transposed, 0), f32({8})});
+  static tcprof::testing::TempDir work;
+  CheckOptions options;
+  options.work_dir = work.path().string();
+  options.perturb_compiled_output = true;  // every version of the case fails
+  FuzzCase small = minimize_case(c, options);
+  EXPECT_EQ(check_case(small, options).status, Status::Mismatch);
+  EXPECT_LT(small.source.size(), c.source.size());
+  EXPECT_EQ(small.source.find("return ("), std::string::npos) << small.source;  // one value returned
+  EXPECT_EQ(small.inputs[0].layout, Layout::Contiguous);
+}
+
 TEST(FuzzChecker, ComparesShapesDtypesNaNsAndIntegersExactly) {
   Tolerance tol;
   at::Tensor x = at::randn({3, 4});
@@ -377,7 +398,7 @@ TEST(FuzzBugs, DISABLED_CommonSubexpressionMergesValuesAnInPlaceOpWrites) {
 TEST(FuzzBugs, DISABLED_ErfLosesRelativeAccuracyNearZero) {
   FuzzCase c = targeted("erf of small values, scaled back", "def forward(self, x0):\n    return torch.erf(x0 * 1e-05) * 100000.0\n",
                         {f32({4, 64})});
-  c.outputs_after_reduction = {false};
+  c.output_dependence = {Dependence::Elementwise};
   expect_matches_eager(c);
 }
 
