@@ -14,7 +14,9 @@
 //   - in-place ops write only intermediates of this graph, never a view whose aliasing differs
 //     between eager and compiled code (reshape and contiguous may copy or alias depending on the
 //     layout, and compiled kernels return contiguous tensors where eager may not), nor an
-//     expanded (overlapping) view.
+//     expanded (overlapping) view;
+//   - cases with injected infinities have no layer norm over one-element rows (exactly 0 in the
+//     kernels, rounding noise in eager: times an infinity, NaN against +-inf).
 #pragma once
 #include <cstdint>
 
