@@ -32,11 +32,33 @@ int fold_constants(PassContext& ctx) {
       mutated.insert(op.args[0].constant.toTensor().unsafeGetTensorImpl());
     }
   }
+  // A folded value is one tensor shared by every call: if an in-place op writes it, or a view of
+  // it, the next call would start from the written value. Values an in-place op reaches (its
+  // target and, through view ops, the target's bases) are not folded.
+  std::vector<int> producer(static_cast<size_t>(g.num_slots), -1);
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    for (int s : g.ops[i].outputs) producer[static_cast<size_t>(s)] = static_cast<int>(i);
+  }
+  std::vector<bool> written(static_cast<size_t>(g.num_slots), false);
+  for (const auto& op : g.ops) {
+    if (op.name.empty() || op.name.back() != '_' || op.args.empty() || op.args[0].kind != Arg::Kind::Slot) continue;
+    for (int s = op.args[0].slot; s >= 0 && !written[static_cast<size_t>(s)];) {
+      written[static_cast<size_t>(s)] = true;
+      int p = producer[static_cast<size_t>(s)];
+      if (p < 0) break;
+      const GraphOp& from = g.ops[static_cast<size_t>(p)];
+      bool view = is_view_op(from.name) || (!from.name.empty() && from.name.back() == '_');
+      s = view && !from.args.empty() && from.args[0].kind == Arg::Kind::Slot ? from.args[0].slot : -1;
+    }
+  }
   std::vector<bool> dead(g.ops.size(), false);
   int count = 0;
   for (size_t i = 0; i < g.ops.size(); ++i) {
     GraphOp& op = g.ops[i];
     if (!is_pure_op(op.name) || !has_operation(op.node) || op.name.rfind("prim::", 0) == 0) continue;
+    bool reached = false;
+    for (int s : op.outputs) reached = reached || written[static_cast<size_t>(s)];
+    if (reached) continue;
     bool constant = true;
     for (const auto& a : op.args) constant = constant && all_constant(a, mutated);
     if (!constant) continue;

@@ -10,9 +10,13 @@ namespace tcprof {
 int functionalize_inplace(PassContext& ctx) {
   CapturedGraph& g = ctx.graph;
   std::vector<int> last_read(static_cast<size_t>(g.num_slots), -1);
+  std::vector<int> readers(static_cast<size_t>(g.num_slots), 0);
   std::vector<int> producer(static_cast<size_t>(g.num_slots), -1);
   for (size_t i = 0; i < g.ops.size(); ++i) {
-    for (int s : slots_read(g.ops[i])) last_read[static_cast<size_t>(s)] = static_cast<int>(i);
+    for (int s : slots_read(g.ops[i])) {
+      last_read[static_cast<size_t>(s)] = static_cast<int>(i);
+      ++readers[static_cast<size_t>(s)];
+    }
     for (int s : g.ops[i].outputs) producer[static_cast<size_t>(s)] = static_cast<int>(i);
   }
   std::set<int> outputs(g.outputs.begin(), g.outputs.end());
@@ -24,7 +28,8 @@ int functionalize_inplace(PassContext& ctx) {
     if (inplace && !op.args.empty() && op.args[0].kind == Arg::Kind::Slot && op.outputs.size() == 1) {
       int target = op.args[0].slot;
       bool safe = fresh[static_cast<size_t>(target)] && outputs.count(target) == 0 &&
-                  last_read[static_cast<size_t>(target)] == static_cast<int>(i);
+                  last_read[static_cast<size_t>(target)] == static_cast<int>(i) &&
+                  readers[static_cast<size_t>(target)] == 1;  // an earlier reader may be a view (alias)
       // The op must not read its target through another argument either (x.add_(x) is fine
       // functionally, so only the later-read rule matters).
       if (safe) {

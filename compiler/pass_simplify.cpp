@@ -57,6 +57,9 @@ int simplify_graph(PassContext& ctx) {
   std::vector<bool> dead(g.ops.size(), false);
   std::map<std::string, size_t> seen;
   int removed = 0;
+  // Two equal values stop being interchangeable once an in-place op writes one of them.
+  bool mutates = false;
+  for (const auto& op : g.ops) mutates = mutates || (!op.name.empty() && op.name.back() == '_' && !is_eval_dropout(op));
   for (size_t i = 0; i < g.ops.size(); ++i) {
     GraphOp& op = g.ops[i];
     if (is_eval_dropout(op) && replace_uses(g, op.outputs[0], slot_arg(op.args[0].slot))) {
@@ -64,7 +67,7 @@ int simplify_graph(PassContext& ctx) {
       ++removed;
       continue;
     }
-    if (!is_pure_op(op.name) || op.name.rfind("prim::", 0) == 0) continue;
+    if (mutates || !is_pure_op(op.name) || op.name.rfind("prim::", 0) == 0) continue;
     std::string key = op.name + "(";
     bool keyed = true;
     for (const auto& a : op.args) keyed = keyed && arg_key(a, key);

@@ -231,6 +231,7 @@ std::optional<Sizes> rule(const torch::jit::Node* node, const std::vector<VarPtr
     if (end->op == SymOp::Const && end->value < 0) return std::nullopt;
     size_t d = static_cast<size_t>(wrap_dim(in[1]->value.toInt(), r));
     Sizes out = *x;
+    if (!(*x)[d]) return std::nullopt;  // a size with no rule: read from the value instead
     SymExprPtr stop = SymExpr::binary(SymOp::Min, end, (*x)[d]);
     SymExprPtr begin = SymExpr::binary(SymOp::Min, start, (*x)[d]);
     out[d] = SymExpr::binary(SymOp::Sub, stop, begin);
