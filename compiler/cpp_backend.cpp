@@ -248,9 +248,12 @@ class CppBackend : public Backend {
       std::string ops = g.ops[static_cast<size_t>(k.op)].name;
       if (k.epilogue_op >= 0) ops += ", " + g.ops[static_cast<size_t>(k.epilogue_op)].name;
       report.kernel_groups.push_back(fmt::format("{}: {}", k.name, ops));
-      report.fused_ops += k.epilogue_op >= 0 ? 2 : 1;
-      if (!k.generated()) --report.native_kernels;  // a BLAS call, counted as extern
-      if (!k.generated()) ++report.extern_calls;
+      if (k.generated()) {
+        report.fused_ops += k.epilogue_op >= 0 ? 2 : 1;
+      } else {  // a BLAS / oneDNN call: extern, not a generated kernel
+        --report.native_kernels;
+        ++report.extern_calls;
+      }
     }
     std::vector<bool> fallback(g.ops.size(), false);
     for (const auto& f : s.fallbacks) {

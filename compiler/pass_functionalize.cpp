@@ -11,13 +11,11 @@ int functionalize_inplace(PassContext& ctx) {
   CapturedGraph& g = ctx.graph;
   std::vector<int> last_read(static_cast<size_t>(g.num_slots), -1);
   std::vector<int> readers(static_cast<size_t>(g.num_slots), 0);
-  std::vector<int> producer(static_cast<size_t>(g.num_slots), -1);
   for (size_t i = 0; i < g.ops.size(); ++i) {
     for (int s : slots_read(g.ops[i])) {
       last_read[static_cast<size_t>(s)] = static_cast<int>(i);
       ++readers[static_cast<size_t>(s)];
     }
-    for (int s : g.ops[i].outputs) producer[static_cast<size_t>(s)] = static_cast<int>(i);
   }
   std::set<int> outputs(g.outputs.begin(), g.outputs.end());
   std::vector<bool> fresh(static_cast<size_t>(g.num_slots), false);
@@ -42,7 +40,6 @@ int functionalize_inplace(PassContext& ctx) {
     bool makes_fresh = !inplace && !is_view_op(op.name) && op.name.rfind("prim::", 0) != 0;
     for (int s : op.outputs) fresh[static_cast<size_t>(s)] = makes_fresh;
   }
-  (void)producer;
   return count;
 }
 
