@@ -2,6 +2,7 @@
 // (one call by default), then prints every graph break with the user's line and a fix, the
 // graphs, the guards that depend on user code, and compile time. The same data is in the run
 // database it records.
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <set>
@@ -147,11 +148,17 @@ std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const
         fmt::format_to(w, "        {} ({} unique) · {} ops fused · {} extern · {} fallback\n",
                        text::plural(r.kernels + r.native_kernels, "kernel", "kernels"), r.unique_kernels, r.fused_ops,
                        r.extern_calls, r.fallback_calls);
-        size_t shown = 0;
+        // Fusions (multi-op groups), once per op list with how many kernels have it.
+        std::vector<std::pair<std::string, int>> fusions;
         for (const auto& g : r.kernel_groups) {
-          if (g.find(',') == std::string::npos || shown >= 6) continue;  // multi-op groups: the fusions
-          fmt::format_to(w, "          {}\n", text::fit(g, 66));
-          ++shown;
+          std::string ops = g.substr(g.find(": ") + 2);
+          if (ops.find(',') == std::string::npos) continue;
+          auto it = std::find_if(fusions.begin(), fusions.end(), [&](const auto& f) { return f.first == ops; });
+          if (it == fusions.end()) fusions.emplace_back(ops, 1);
+          else ++it->second;
+        }
+        for (size_t i = 0; i < fusions.size() && i < 6; ++i) {
+          fmt::format_to(w, "          {}x {}\n", fusions[i].second, text::fit(fusions[i].first, 62));
         }
         std::map<std::string, int> fallbacks;
         for (const auto& h : r.hints) {
