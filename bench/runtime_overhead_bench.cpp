@@ -12,8 +12,8 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
-#include "compiler/compiled_module.h"
-#include "compiler/input_generator.h"
+#include "compiler/runtime/compiled_module.h"
+#include "compiler/runtime/input_generator.h"
 #include "core/clock.h"
 #include "core/run_writer.h"
 

@@ -18,8 +18,8 @@
 #include "cli/commands.h"
 #include "cli/model_command.h"
 #include "cli/text_format.h"
-#include "compiler/compiled_module.h"
-#include "compiler/torch_info.h"
+#include "compiler/runtime/compiled_module.h"
+#include "compiler/runtime/torch_info.h"
 #include "core/clock.h"
 #include "core/error.h"
 

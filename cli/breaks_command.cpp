@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "compiler/break_registry.h"
+#include "compiler/frontend/break_registry.h"
 #include "core/error.h"
 
 namespace tcprof::cli {
@@ -23,7 +23,7 @@ std::string markdown() {
   std::string out =
       "# Graph breaks\n\n"
       "Every graph break tcprof reports carries a stable id from this registry\n"
-      "(`compiler/break_registry.cpp`; this file is `tcprof breaks --markdown`). An id never changes\n"
+      "(`compiler/frontend/break_registry.cpp`; this file is `tcprof breaks --markdown`). An id never changes\n"
       "meaning, so CI baselines and scripts can match on it. `type` is the PRODUCT.md break type.\n\n"
       "| id | type | what | why it breaks | how to fix |\n| --- | --- | --- | --- | --- |\n";
   for (const auto& b : all_breaks()) {

@@ -14,7 +14,7 @@
 #include "cli/commands.h"
 #include "cli/model_command.h"
 #include "cli/text_format.h"
-#include "compiler/compiled_module.h"
+#include "compiler/runtime/compiled_module.h"
 #include "core/error.h"
 
 namespace tcprof::cli {
@@ -50,7 +50,7 @@ json explain_json(const CompiledModule& m, const std::string& db) {
       for (const auto& h : r.hints) hints.push_back({{"kind", h.kind}, {"op", h.op}, {"message", h.message}, {"file", h.loc.file}, {"line", h.loc.line}});
       graphs.push_back({{"id", entry->compile_label}, {"frame", frame->name},
                         {"op_count", entry->graph.op_count()}, {"ops", ops},
-                        {"kernels", r.kernels + r.native_kernels}, {"unique_kernels", r.unique_kernels},
+                        {"kernels", r.kernels + r.window_kernels}, {"unique_kernels", r.unique_kernels},
                         {"fused_ops", r.fused_ops}, {"kernel_groups", r.kernel_groups},
                         {"extern_calls", r.extern_calls}, {"fallback_calls", r.fallback_calls},
                         {"compile_failed", r.compile_failed}, {"cache_hit", r.cache_hit}, {"perf_hints", hints}});
@@ -144,9 +144,9 @@ std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const
       const CompileReport& r = entry->compiled->report();
       if (r.compile_failed) {
         fmt::format_to(w, "        compile failed, runs eagerly: {}\n", text::fit(r.failure.substr(0, r.failure.find('\n')), 50));
-      } else if (r.kernels + r.native_kernels > 0 || !r.hints.empty()) {
+      } else if (r.kernels + r.window_kernels > 0 || !r.hints.empty()) {
         fmt::format_to(w, "        {} ({} unique) · {} ops fused · {} extern · {} fallback\n",
-                       text::plural(r.kernels + r.native_kernels, "kernel", "kernels"), r.unique_kernels, r.fused_ops,
+                       text::plural(r.kernels + r.window_kernels, "kernel", "kernels"), r.unique_kernels, r.fused_ops,
                        r.extern_calls, r.fallback_calls);
         // Fusions (multi-op groups), once per op list with how many kernels have it.
         std::vector<std::pair<std::string, int>> fusions;

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "compiler/torch_info.h"
+#include "compiler/runtime/torch_info.h"
 #include "core/error.h"
 #include "core/schema.h"
 

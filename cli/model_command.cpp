@@ -1,5 +1,5 @@
 #include "cli/model_command.h"
-#include "compiler/backend.h"
+#include "compiler/backends/backend.h"
 
 #include <ctime>
 #include <filesystem>
@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "compiler/torch_info.h"
+#include "compiler/runtime/torch_info.h"
 #include "core/error.h"
 
 namespace tcprof::cli {

@@ -8,9 +8,9 @@
 
 #include <ATen/core/grad_mode.h>
 
-#include "compiler/compile_options.h"
-#include "compiler/input_generator.h"
-#include "compiler/model_loader.h"
+#include "compiler/runtime/compile_options.h"
+#include "compiler/runtime/input_generator.h"
+#include "compiler/frontend/model_loader.h"
 #include "core/error.h"
 #include "core/run_writer.h"
 #include "profiler/cpu_profiler.h"

@@ -12,7 +12,7 @@
 #include "cli/model_command.h"
 #include "cli/progress.h"
 #include "cli/text_format.h"
-#include "compiler/compiled_module.h"
+#include "compiler/runtime/compiled_module.h"
 #include "core/clock.h"
 #include "core/error.h"
 

@@ -14,8 +14,8 @@
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
 
-#include "compiler/compiled_module.h"
-#include "compiler/model_loader.h"
+#include "compiler/runtime/compiled_module.h"
+#include "compiler/frontend/model_loader.h"
 
 namespace tcprof::fuzz {
 namespace {
@@ -284,12 +284,12 @@ std::string describe_program(const CompiledModule& m) {
 }
 
 void count_program(const CompiledModule& m, CaseOutcome& out) {
-  out.kernels = out.native_kernels = out.fused_ops = out.extern_calls = out.fallback_calls = 0;
+  out.kernels = out.window_kernels = out.fused_ops = out.extern_calls = out.fallback_calls = 0;
   for (const auto& frame : m.frames()) {
     for (const auto& entry : frame->entries) {
       const CompileReport& r = entry->compiled->report();
       out.kernels += r.kernels;
-      out.native_kernels += r.native_kernels;
+      out.window_kernels += r.window_kernels;
       out.fused_ops += r.fused_ops;
       out.extern_calls += r.extern_calls;
       out.fallback_calls += r.fallback_calls;

@@ -77,7 +77,7 @@ struct CaseOutcome {
   std::string report;       // on failure: the problem, the case, the compiled program
   std::string archive;      // the saved module, when kept
   int calls = 0;            // calls compared
-  int kernels = 0, native_kernels = 0, fused_ops = 0, extern_calls = 0, fallback_calls = 0;
+  int kernels = 0, window_kernels = 0, fused_ops = 0, extern_calls = 0, fallback_calls = 0;
   int oracle_used = 0;      // outputs accepted by the f64 oracle after failing elementwise
   int unexpected_recompiles = 0;  // a recompile the guards should not have needed
   std::map<std::string, int> fallback_ops;  // ops the backend left to LibTorch (not by design)

@@ -103,7 +103,7 @@ std::string run_in_child(const std::function<std::string()>& work, int* signal) 
 // CaseOutcome through the pipe: a line of counts, a line of fallback ops, the archive, the report.
 std::string serialize(const CaseOutcome& o) {
   std::string s = fmt::format("{} {} {} {} {} {} {} {} {}\n", static_cast<int>(o.status), o.calls, o.kernels,
-                              o.native_kernels, o.fused_ops, o.extern_calls, o.fallback_calls, o.oracle_used,
+                              o.window_kernels, o.fused_ops, o.extern_calls, o.fallback_calls, o.oracle_used,
                               o.unexpected_recompiles);
   for (const auto& [op, n] : o.fallback_ops) s += fmt::format("{} {} ", op, n);
   return s + "\n" + o.archive + "\n" + o.report;
@@ -113,7 +113,7 @@ CaseOutcome deserialize(const std::string& text) {
   CaseOutcome o;
   std::istringstream in(text);
   int status = 0;
-  in >> status >> o.calls >> o.kernels >> o.native_kernels >> o.fused_ops >> o.extern_calls >> o.fallback_calls >>
+  in >> status >> o.calls >> o.kernels >> o.window_kernels >> o.fused_ops >> o.extern_calls >> o.fallback_calls >>
       o.oracle_used >> o.unexpected_recompiles;
   o.status = static_cast<CaseOutcome::Status>(status);
   std::string line;
@@ -284,7 +284,7 @@ void add_outcome(FuzzSummary& s, const FuzzCase& c, const CaseOutcome& o) {
   s.ops += static_cast<int>(c.ops.size());
   for (const auto& op : c.ops) ++s.op_counts[op];
   s.calls += o.calls;
-  s.kernels += o.kernels + o.native_kernels;
+  s.kernels += o.kernels + o.window_kernels;
   s.fused_ops += o.fused_ops;
   s.fallback_calls += o.fallback_calls;
   s.oracle_used += o.oracle_used;
@@ -297,7 +297,7 @@ void add_outcome(FuzzSummary& s, const FuzzCase& c, const CaseOutcome& o) {
     case CaseOutcome::Status::Invalid: ++s.invalid; break;
   }
   const bool compared = o.status == CaseOutcome::Status::Pass || o.status == CaseOutcome::Status::Mismatch;
-  if (compared && o.kernels + o.native_kernels == 0) ++s.no_kernel;
+  if (compared && o.kernels + o.window_kernels == 0) ++s.no_kernel;
 }
 
 FuzzSummary run_fuzz(const FuzzOptions& options) {
@@ -326,7 +326,7 @@ FuzzSummary run_fuzz(const FuzzOptions& options) {
     if (options.log && options.verbose) {
       *options.log << fmt::format("case {} (seed {}): {}, {} ops, {} calls, {} kernels with {} fused ops, {} fallback calls{}{}\n",
                                   i, c.seed, status_name(outcome.status), c.ops.size(), outcome.calls,
-                                  outcome.kernels + outcome.native_kernels, outcome.fused_ops, outcome.fallback_calls,
+                                  outcome.kernels + outcome.window_kernels, outcome.fused_ops, outcome.fallback_calls,
                                   outcome.oracle_used ? fmt::format(", {} outputs by the oracle", outcome.oracle_used) : "",
                                   outcome.unexpected_recompiles ? fmt::format(", {} unexpected recompiles", outcome.unexpected_recompiles) : "");
     }

@@ -1,7 +1,7 @@
 // Bad models and bad specs: one clear error, the right exit code, and nothing lost.
 #include <fstream>
 
-#include "compiler/compiled_module.h"
+#include "compiler/runtime/compiled_module.h"
 #include "core/error.h"
 #include "tests/compiler/compiler_test_support.h"
 #include "tests/test_support.h"

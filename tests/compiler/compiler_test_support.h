@@ -8,9 +8,9 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-#include "compiler/compiled_module.h"
-#include "compiler/input_generator.h"
-#include "compiler/model_loader.h"
+#include "compiler/runtime/compiled_module.h"
+#include "compiler/runtime/input_generator.h"
+#include "compiler/frontend/model_loader.h"
 
 namespace tcprof::testing {
 

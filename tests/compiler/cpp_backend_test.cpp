@@ -40,7 +40,7 @@ Totals totals(const CompiledModule& m) {
       t.kernels += r.kernels;
       t.unique += r.unique_kernels;
       t.fused += r.fused_ops;
-      t.native += r.native_kernels;
+      t.native += r.window_kernels;
       t.fallbacks += r.fallback_calls;
       t.ir += r.ir;
       t.code += r.code;

@@ -2,8 +2,8 @@
 
 #include <set>
 
-#include "compiler/input_generator.h"
-#include "compiler/input_spec.h"
+#include "compiler/runtime/input_generator.h"
+#include "compiler/runtime/input_spec.h"
 #include "core/error.h"
 
 namespace tcprof {

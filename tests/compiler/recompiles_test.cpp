@@ -2,7 +2,7 @@
 // what they record in the run database.
 #include <fmt/format.h>
 
-#include "compiler/compiled_module.h"
+#include "compiler/runtime/compiled_module.h"
 #include "core/error.h"
 #include "core/run_reader.h"
 #include "core/run_writer.h"

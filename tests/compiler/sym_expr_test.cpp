@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "compiler/sym_expr.h"
+#include "compiler/ir/sym_expr.h"
 
 namespace tcprof {
 namespace {

@@ -1,0 +1,84 @@
+// The backend interface: turns a captured graph into something that runs. `eager` interprets the
+// graph op by op through LibTorch; the C++ code-generating backend plugs in behind the same
+// interface.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/core/ivalue.h>
+#include <ATen/core/stack.h>
+#include <ATen/core/operator_name.h>
+
+#include "compiler/ir/captured_graph.h"
+#include "compiler/ir/op_dispatch.h"
+
+namespace torch::jit {
+struct Node;
+}
+
+namespace tcprof {
+
+class CpuProfiler;
+
+// What a backend did to compile one graph, for the store, logs and `tcprof explain`.
+struct CompilePhase {
+  std::string name;  // decompose, lower, schedule, codegen, cc, load
+  int64_t start_ns = 0, duration_ns = 0;
+};
+
+struct PerfHint {
+  std::string kind;  // fallback_op | autograd | compile_failed | layout
+  std::string op;
+  std::string message;
+  SourceLoc loc;
+};
+
+struct CompileReport {
+  std::vector<CompilePhase> phases;
+  std::string ir;    // the final IR (loop-level for cpp)
+  std::string code;  // generated source, empty for eager
+  std::vector<PerfHint> hints;
+  int kernels = 0;         // generated kernels called by the graph
+  int unique_kernels = 0;  // after sharing identical ones (regional compilation)
+  int window_kernels = 0;  // directly generated convolutions and pools
+  int fused_ops = 0;       // captured ops that run inside generated kernels
+  int extern_calls = 0;    // LibTorch calls: views and compute-bound ops
+  int fallback_calls = 0;  // LibTorch calls for ops without a lowering
+  std::vector<std::string> kernel_groups;  // "k3_add_gelu: aten::add, aten::gelu"
+  bool cache_hit = false;        // the compiled library came from the cache (no compiler ran)
+  bool compile_failed = false;   // fell back to eager; `failure` says why
+  std::string failure;
+};
+
+class CompiledGraph {
+ public:
+  virtual ~CompiledGraph() = default;
+  virtual const CompileReport& report() const { return report_; }
+  // Runs with the frame's inputs; returns the values of graph.outputs. Each kernel launch is
+  // timed through the profiler given at compile time, attributed to `graph_id`.
+  virtual std::vector<c10::IValue> run(const std::vector<c10::IValue>& inputs, int64_t graph_id = 0) = 0;
+
+ protected:
+  CompileReport report_;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  // `example_inputs` are the frame inputs the graph was captured with (backends may run the graph
+  // on them to learn shapes and strides). `profiler` may be null (no timing).
+  virtual std::unique_ptr<CompiledGraph> compile(const CapturedGraph& graph, const std::vector<c10::IValue>& example_inputs,
+                                                 CpuProfiler* profiler) = 0;
+};
+
+std::unique_ptr<Backend> make_eager_backend();
+// The C++ code-generating backend. `strict`: a graph that fails to compile is an error
+// (Error(Check)) instead of falling back to eager.
+// `cache_dir`: empty for the process-wide kernel cache, else a private cache in that directory.
+std::unique_ptr<Backend> make_cpp_backend(bool strict = false, const std::string& cache_dir = "");
+// Known backend names for --backend; throws Error(Usage) for others.
+std::unique_ptr<Backend> make_backend(const std::string& name, bool strict = false, const std::string& cache_dir = "");
+
+}  // namespace tcprof

@@ -1,0 +1,378 @@
+#include "compiler/backends/cpp/codegen/codegen_cpp.h"
+
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "core/sha256.h"
+
+namespace tcprof {
+namespace {
+
+// How elements are stored: bool as bytes, so that masks load as vectors (GCC does not vectorise
+// loads of `bool`, which it must treat as 0/1 only).
+const char* storage_type(ElemType t) { return t == ElemType::Bool ? "uint8_t" : c_type(t); }
+
+std::string literal(double v, ElemType t) {
+  switch (t) {
+    case ElemType::Bool: return v != 0 ? "true" : "false";
+    case ElemType::I64: return fmt::format("INT64_C({})", static_cast<int64_t>(v));
+    case ElemType::I32: return fmt::format("{}", static_cast<int32_t>(v));
+    case ElemType::F32:
+    case ElemType::F64: {
+      const char* T = c_type(t);
+      if (std::isnan(v)) return fmt::format("std::numeric_limits<{}>::quiet_NaN()", T);
+      if (std::isinf(v)) return fmt::format("{}std::numeric_limits<{}>::infinity()", v < 0 ? "-" : "", T);
+      return t == ElemType::F32 ? fmt::format("{:#.9g}f", static_cast<float>(v)) : fmt::format("{:#.17g}", v);
+    }
+  }
+  return "0";
+}
+
+class KernelWriter {
+ public:
+  KernelWriter(const Kernel& k, bool row) : k_(k), row_(row) {
+    size_t n = k.nodes.size();
+    uniform_.assign(n, false);
+    level_.assign(n, 0);
+    dep_.assign(n, 0);
+    if (!row_) return;
+    for (size_t i = 0; i < n; ++i) {
+      const ExprNode& node = k.nodes[i];
+      int dep = 0;
+      bool all_uniform = true;
+      for (int a : node.args) {
+        dep = std::max(dep, dep_[static_cast<size_t>(a)]);
+        all_uniform = all_uniform && uniform_[static_cast<size_t>(a)];
+      }
+      if (is_reduction(node.op)) {
+        uniform_[i] = true;
+        level_[i] = dep + 1;
+      } else if (node.op == ExprOp::Const || node.op == ExprOp::RowLen) {
+        uniform_[i] = true;
+      } else if (node.op == ExprOp::Load) {
+        uniform_[i] = k.inputs[static_cast<size_t>(node.input)].inner == InnerStride::Broadcast;
+      } else {
+        uniform_[i] = all_uniform;
+        level_[i] = dep;
+      }
+      dep_[i] = uniform_[i] ? level_[i] : dep;
+    }
+  }
+
+  // The loops live in a range function that is not inlined into the OpenMP region: GCC does not
+  // vectorise simd loops inside the outlined parallel body, but does in a plain function.
+  std::string write(const std::string& name) {
+    const int R = k_.rank;
+    std::string s = fmt::format("// {}\nstatic __attribute__((noinline)) void {}_range(const void* const* in_, void* const* out_, "
+                                "const int64_t* sz, const int64_t* st, int64_t w0, int64_t w1) {{\n",
+                                fmt::join(k_.op_names, ", "), name);
+    s += "  (void)st;\n";
+    for (size_t i = 0; i < k_.inputs.size(); ++i) {
+      s += fmt::format("  const {0}* __restrict in{1} = static_cast<const {0}*>(in_[{1}]);\n", storage_type(k_.inputs[i].type), i);
+    }
+    for (size_t i = 0; i < k_.outputs.size(); ++i) {
+      s += fmt::format("  {0}* __restrict out{1} = static_cast<{0}*>(out_[{1}]);\n", storage_type(out_type(i)), i);
+    }
+    s += fmt::format("  const int64_t inner = sz[{}];\n", R - 1);
+    if (row_) s += write_row_loops(R);
+    else s += write_pointwise_loops(R);
+    s += "}\n";
+    // The entry point: splits the work into chunks, one parallel loop over them.
+    s += fmt::format("extern \"C\" void {}(const void* const* in_, void* const* out_, const int64_t* sz, const int64_t* st) {{\n", name);
+    s += fmt::format("  const int64_t inner = sz[{}];\n  int64_t outer = 1;\n", R - 1);
+    for (int d = 0; d < R - 1; ++d) s += fmt::format("  outer *= sz[{}];\n", d);
+    if (row_) {
+      s += "  const int64_t work = outer;\n";
+    } else {
+      s += "  const int64_t tile = (inner > 8192 && outer < 64) ? 4096 : (inner > 0 ? inner : 1);\n";
+      s += "  const int64_t work = outer * ((inner + tile - 1) / tile);\n";
+    }
+    s += "  const int64_t chunks = std::min<int64_t>(work, 512);\n";
+    s += "  if (outer * inner < 32768 || chunks <= 1) {\n";
+    s += fmt::format("    {}_range(in_, out_, sz, st, 0, work);\n    return;\n  }}\n", name);
+    s += "  #pragma omp parallel for schedule(static)\n";
+    s += "  for (int64_t c = 0; c < chunks; ++c) {\n";
+    s += fmt::format("    {}_range(in_, out_, sz, st, c * work / chunks, (c + 1) * work / chunks);\n", name);
+    s += "  }\n}\n";
+    return s;
+  }
+
+ private:
+  ElemType out_type(size_t i) const { return k_.nodes[static_cast<size_t>(k_.outputs[i].expr)].type; }
+
+  // Offsets of every input for outer index `o` (dims 0..R-2), then row/tile pointers.
+  std::string outer_offsets(int R, const std::string& indent) const {
+    std::string s = indent + "int64_t rem = o;\n";
+    for (size_t i = 0; i < k_.inputs.size(); ++i) s += fmt::format("{}int64_t b{} = 0;\n", indent, i);
+    for (int d = R - 2; d >= 0; --d) {
+      s += fmt::format("{}{{ const int64_t ix = rem % sz[{}]; rem /= sz[{}];", indent, d, d);
+      for (size_t i = 0; i < k_.inputs.size(); ++i) s += fmt::format(" b{} += ix * st[{}];", i, static_cast<int>(i) * R + d);
+      s += " }\n";
+    }
+    s += indent + "(void)rem;\n";
+    for (size_t i = 0; i < k_.inputs.size(); ++i) {
+      s += fmt::format("{}const {}* __restrict p{} = in{} + b{};\n", indent, storage_type(k_.inputs[i].type), i, i, i);
+      if (k_.inputs[i].inner == InnerStride::Strided) {
+        s += fmt::format("{}const int64_t s{} = st[{}];\n", indent, i, static_cast<int>(i) * R + R - 1);
+      }
+    }
+    return s;
+  }
+
+  std::string node_expr(size_t i, const char* j) const {
+    const ExprNode& n = k_.nodes[i];
+    const char* T = c_type(n.type);
+    bool fp = is_floating(n.type);
+    bool f32 = n.type == ElemType::F32;
+    auto a = [&](size_t idx) { return fmt::format("t{}", n.args[idx]); };
+    switch (n.op) {
+      case ExprOp::Load: {
+        const KernelInput& in = k_.inputs[static_cast<size_t>(n.input)];
+        std::string e = in.inner == InnerStride::Broadcast ? fmt::format("p{}[0]", n.input)
+                        : in.inner == InnerStride::Strided ? fmt::format("p{}[{} * s{}]", n.input, j, n.input)
+                                                           : fmt::format("p{}[{}]", n.input, j);
+        return in.type == ElemType::Bool ? "(" + e + " != 0)" : e;
+      }
+      case ExprOp::Const: return literal(n.value, n.type);
+      case ExprOp::RowLen: return fmt::format("static_cast<{}>(inner)", T);
+      case ExprOp::Cast: return fmt::format("static_cast<{}>({})", T, a(0));
+      case ExprOp::Neg: return fmt::format("(-{})", a(0));
+      case ExprOp::Abs: return fp ? fmt::format("std::fabs({})", a(0)) : fmt::format("({0} < 0 ? -{0} : {0})", a(0));
+      case ExprOp::Exp: return fmt::format(f32 ? "tc_exp({})" : "std::exp({})", a(0));
+      case ExprOp::Log: return fmt::format("std::log({})", a(0));
+      case ExprOp::Sqrt: return fmt::format("std::sqrt({})", a(0));
+      case ExprOp::Rsqrt: return fmt::format("(static_cast<{}>(1) / std::sqrt({}))", T, a(0));
+      case ExprOp::Tanh: return fmt::format(f32 ? "tc_tanh({})" : "std::tanh({})", a(0));
+      case ExprOp::Erf: return fmt::format(f32 ? "tc_erf({})" : "std::erf({})", a(0));
+      case ExprOp::Sigmoid: return fmt::format("tc_sigmoid({})", a(0));
+      case ExprOp::Sin: return fmt::format("std::sin({})", a(0));
+      case ExprOp::Cos: return fmt::format("std::cos({})", a(0));
+      case ExprOp::Floor: return fmt::format("std::floor({})", a(0));
+      case ExprOp::Ceil: return fmt::format("std::ceil({})", a(0));
+      case ExprOp::Round: return fmt::format("std::nearbyint({})", a(0));
+      case ExprOp::Recip: return fmt::format("(static_cast<{}>(1) / {})", T, a(0));
+      case ExprOp::Not: return fmt::format("(!{})", a(0));
+      case ExprOp::Add: return fmt::format("({} + {})", a(0), a(1));
+      case ExprOp::Sub: return fmt::format("({} - {})", a(0), a(1));
+      case ExprOp::Mul: return fmt::format("({} * {})", a(0), a(1));
+      case ExprOp::Div: return fmt::format("({} / {})", a(0), a(1));
+      case ExprOp::Max: return fmt::format("tc_max<{}>({}, {})", T, a(0), a(1));
+      case ExprOp::Min: return fmt::format("tc_min<{}>({}, {})", T, a(0), a(1));
+      case ExprOp::Pow: return fmt::format("static_cast<{}>(std::pow({}, {}))", T, a(0), a(1));
+      case ExprOp::Eq: return fmt::format("({} == {})", a(0), a(1));
+      case ExprOp::Ne: return fmt::format("({} != {})", a(0), a(1));
+      case ExprOp::Lt: return fmt::format("({} < {})", a(0), a(1));
+      case ExprOp::Le: return fmt::format("({} <= {})", a(0), a(1));
+      case ExprOp::Gt: return fmt::format("({} > {})", a(0), a(1));
+      case ExprOp::Ge: return fmt::format("({} >= {})", a(0), a(1));
+      case ExprOp::And: return fmt::format("({} && {})", a(0), a(1));
+      case ExprOp::Or: return fmt::format("({} || {})", a(0), a(1));
+      case ExprOp::Where: return fmt::format("({} ? {} : {})", a(0), a(1), a(2));
+      case ExprOp::ReduceSum:
+      case ExprOp::ReduceMax:
+      case ExprOp::ReduceMin: break;  // accumulators, written by the row loops
+    }
+    return "0";
+  }
+
+  // Emits definitions of the nodes `roots` need that are not yet in `defined`. `stop_at_uniform`:
+  // inside a row's element loop, uniform nodes are row-scope variables (must already exist).
+  void emit_needed(const std::vector<int>& roots, std::vector<bool>& defined, std::string& body,
+                   const std::string& indent, const char* j, bool stop_at_uniform) const {
+    std::vector<bool> needed(k_.nodes.size(), false);
+    std::vector<int> stack(roots.begin(), roots.end());
+    while (!stack.empty()) {
+      size_t n = static_cast<size_t>(stack.back());
+      stack.pop_back();
+      if (needed[n] || defined[n]) continue;
+      needed[n] = true;
+      if (stop_at_uniform && uniform_[n]) continue;
+      for (int a : k_.nodes[n].args) stack.push_back(a);
+    }
+    for (size_t n = 0; n < needed.size(); ++n) {
+      if (!needed[n]) continue;
+      body += fmt::format("{}const {} t{} = {};\n", indent, c_type(k_.nodes[n].type), n, node_expr(n, j));
+      defined[n] = true;
+    }
+  }
+
+  // Uniform nodes used by the element subtrees of `roots`: defined at row scope first.
+  std::vector<int> uniform_leaves(const std::vector<int>& roots, const std::vector<bool>& defined) const {
+    std::vector<int> leaves;
+    std::vector<bool> seen(k_.nodes.size(), false);
+    std::vector<int> stack(roots.begin(), roots.end());
+    while (!stack.empty()) {
+      size_t n = static_cast<size_t>(stack.back());
+      stack.pop_back();
+      if (seen[n]) continue;
+      seen[n] = true;
+      if (uniform_[n]) {
+        if (!defined[n]) leaves.push_back(static_cast<int>(n));
+        continue;
+      }
+      for (int a : k_.nodes[n].args) stack.push_back(a);
+    }
+    return leaves;
+  }
+
+  std::string write_pointwise_loops(int R) const {
+    std::string s;
+    // Big inner dimensions are split in tiles so that both threads get work when outer is small.
+    s += "  int64_t outer = 1;\n";
+    for (int d = 0; d < R - 1; ++d) s += fmt::format("  outer *= sz[{}];\n", d);
+    s += "  const int64_t tile = (inner > 8192 && outer < 64) ? 4096 : (inner > 0 ? inner : 1);\n";
+    s += "  const int64_t ntiles = (inner + tile - 1) / tile;\n";
+    s += "  for (int64_t w = w0; w < w1; ++w) {\n";
+    s += "    const int64_t o = w / ntiles;\n";
+    s += "    const int64_t i0 = (w % ntiles) * tile;\n";
+    s += "    const int64_t i1 = std::min(inner, i0 + tile);\n";
+    s += outer_offsets(R, "    ");
+    for (size_t i = 0; i < k_.outputs.size(); ++i) {
+      s += fmt::format("    {}* __restrict q{} = out{} + o * inner;\n", storage_type(out_type(i)), i, i);
+    }
+    s += "    #pragma omp simd\n    for (int64_t i = i0; i < i1; ++i) {\n";
+    std::vector<bool> defined(k_.nodes.size(), false);
+    std::vector<int> roots;
+    for (const auto& o : k_.outputs) roots.push_back(o.expr);
+    emit_needed(roots, defined, s, "      ", "i", false);
+    for (size_t i = 0; i < k_.outputs.size(); ++i) s += fmt::format("      q{}[i] = t{};\n", i, k_.outputs[i].expr);
+    s += "    }\n  }\n";
+    return s;
+  }
+
+  // Softmax-shaped outputs (e / sum(e) with the sum in the last reduction phase) store e while
+  // summing and divide in place afterwards: e (an exp) is computed twice otherwise.
+  std::vector<bool> reuse_outputs(int max_level) const {
+    std::vector<bool> reuse(k_.outputs.size(), false);
+    for (size_t i = 0; i < k_.outputs.size(); ++i) {
+      const KernelOutput& o = k_.outputs[i];
+      const ExprNode& n = k_.nodes[static_cast<size_t>(o.expr)];
+      if (o.per_row || n.op != ExprOp::Div) continue;
+      const ExprNode& d = k_.nodes[static_cast<size_t>(n.args[1])];
+      reuse[i] = d.op == ExprOp::ReduceSum && d.args[0] == n.args[0] && level_[static_cast<size_t>(n.args[1])] == max_level;
+    }
+    return reuse;
+  }
+
+  std::string write_row_loops(int R) const {
+    std::string s;
+    s += "  for (int64_t o = w0; o < w1; ++o) {\n";
+    s += outer_offsets(R, "    ");
+    std::vector<bool> defined(k_.nodes.size(), false);
+    int max_level = 0;
+    for (size_t n = 0; n < k_.nodes.size(); ++n) {
+      if (is_reduction(k_.nodes[n].op)) max_level = std::max(max_level, level_[n]);
+    }
+    std::vector<bool> reuse = reuse_outputs(max_level);
+    for (size_t i = 0; i < k_.outputs.size(); ++i) {
+      if (!k_.outputs[i].per_row) s += fmt::format("    {}* __restrict q{} = out{} + o * inner;\n", storage_type(out_type(i)), i, i);
+    }
+    for (int L = 1; L <= max_level; ++L) {
+      std::vector<int> reductions, args;
+      for (size_t n = 0; n < k_.nodes.size(); ++n) {
+        if (is_reduction(k_.nodes[n].op) && level_[n] == L) {
+          reductions.push_back(static_cast<int>(n));
+          args.push_back(k_.nodes[n].args[0]);
+        }
+      }
+      emit_needed(uniform_leaves(args, defined), defined, s, "    ", "0", false);
+      std::string clauses;
+      for (int r : reductions) {
+        const ExprNode& n = k_.nodes[static_cast<size_t>(r)];
+        const char* T = c_type(n.type);
+        std::string init = n.op == ExprOp::ReduceSum ? fmt::format("static_cast<{}>(0)", T)
+                           : n.op == ExprOp::ReduceMax ? fmt::format("std::numeric_limits<{}>::lowest()", T)
+                                                       : fmt::format("std::numeric_limits<{}>::max()", T);
+        if (is_floating(n.type) && n.op != ExprOp::ReduceSum) {
+          init = fmt::format("{}std::numeric_limits<{}>::infinity()", n.op == ExprOp::ReduceMax ? "-" : "", T);
+        }
+        s += fmt::format("    {} t{} = {};\n", T, r, init);
+        clauses += fmt::format(" reduction({}:t{})", n.op == ExprOp::ReduceSum ? "+" : n.op == ExprOp::ReduceMax ? "max" : "min", r);
+      }
+      s += fmt::format("    #pragma omp simd{}\n    for (int64_t j = 0; j < inner; ++j) {{\n", clauses);
+      std::vector<bool> in_loop = defined;
+      emit_needed(args, in_loop, s, "      ", "j", true);
+      for (int r : reductions) {
+        const ExprNode& n = k_.nodes[static_cast<size_t>(r)];
+        int a = n.args[0];
+        if (n.op == ExprOp::ReduceSum) s += fmt::format("      t{} += t{};\n", r, a);
+        else if (n.op == ExprOp::ReduceMax) s += fmt::format("      t{0} = t{1} > t{0} ? t{1} : t{0};\n", r, a);
+        else s += fmt::format("      t{0} = t{1} < t{0} ? t{1} : t{0};\n", r, a);
+      }
+      if (L == max_level) {
+        for (size_t i = 0; i < k_.outputs.size(); ++i) {
+          if (reuse[i]) s += fmt::format("      q{}[j] = t{};\n", i, k_.nodes[static_cast<size_t>(k_.outputs[i].expr)].args[0]);
+        }
+      }
+      s += "    }\n";
+      for (int r : reductions) defined[static_cast<size_t>(r)] = true;
+    }
+    std::vector<int> element_roots, row_roots, reused;
+    for (size_t i = 0; i < k_.outputs.size(); ++i) {
+      const KernelOutput& o = k_.outputs[i];
+      if (o.per_row) row_roots.push_back(o.expr);
+      else if (reuse[i]) reused.push_back(k_.nodes[static_cast<size_t>(o.expr)].args[1]);
+      else element_roots.push_back(o.expr);
+    }
+    if (!element_roots.empty() || !reused.empty()) {
+      std::vector<int> uniform_roots = element_roots;
+      uniform_roots.insert(uniform_roots.end(), reused.begin(), reused.end());
+      emit_needed(uniform_leaves(uniform_roots, defined), defined, s, "    ", "0", false);
+      s += "    #pragma omp simd\n    for (int64_t j = 0; j < inner; ++j) {\n";
+      std::vector<bool> in_loop = defined;
+      emit_needed(element_roots, in_loop, s, "      ", "j", true);
+      for (size_t i = 0; i < k_.outputs.size(); ++i) {
+        const KernelOutput& o = k_.outputs[i];
+        if (o.per_row) continue;
+        if (reuse[i]) s += fmt::format("      q{0}[j] = q{0}[j] / t{1};\n", i, k_.nodes[static_cast<size_t>(o.expr)].args[1]);
+        else s += fmt::format("      q{}[j] = t{};\n", i, o.expr);
+      }
+      s += "    }\n";
+    }
+    if (!row_roots.empty()) {
+      emit_needed(row_roots, defined, s, "    ", "0", false);
+      for (size_t i = 0; i < k_.outputs.size(); ++i) {
+        if (k_.outputs[i].per_row) s += fmt::format("    out{}[o] = t{};\n", i, k_.outputs[i].expr);
+      }
+    }
+    s += "  }\n";
+    return s;
+  }
+
+  const Kernel& k_;
+  bool row_;
+  std::vector<bool> uniform_;
+  std::vector<int> level_, dep_;
+};
+
+}  // namespace
+
+std::string generate_kernel(const Kernel& kernel, const std::string& name) {
+  return KernelWriter(kernel, kernel.kind == KernelKind::Row).write(name);
+}
+
+GeneratedUnit generate_unit(const LoopProgram& program) {
+  GeneratedUnit unit;
+  unit.source = codegen_prelude();
+  std::map<std::string, std::string> by_body;  // body with a placeholder name -> symbol
+  auto add = [&](const std::string& body) {
+    auto it = by_body.find(body);
+    if (it != by_body.end()) return it->second;
+    std::string symbol = "tk_" + sha256_hex(body).substr(0, 16);
+    std::string text = body;
+    for (size_t pos = text.find("@NAME@"); pos != std::string::npos; pos = text.find("@NAME@", pos)) text.replace(pos, 6, symbol);
+    unit.source += text + "\n";
+    by_body.emplace(body, symbol);
+    ++unit.unique_kernels;
+    return symbol;
+  };
+  for (const auto& k : program.kernels) unit.kernel_symbols.push_back(add(generate_kernel(k, "@NAME@")));
+  for (const auto& k : program.window_kernels) {
+    unit.window_symbols.push_back(k.generated() ? add(generate_window_kernel(k, "@NAME@")) : "");
+  }
+  return unit;
+}
+
+}  // namespace tcprof

@@ -1,0 +1,281 @@
+// The cpp backend: captured graph -> graph passes -> loop IR -> fused C++ kernels -> shared
+// library. compile() below reads as the list of steps; each step is one file. With
+// TCPROF_LOGS=passes the IR is printed after every step, with output_code the generated source.
+#include <functional>
+
+#include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
+#include <fmt/format.h>
+
+#include "compiler/backends/backend.h"
+#include "compiler/backends/cpp/codegen/codegen_cpp.h"
+#include "compiler/backends/cpp/passes/graph_passes.h"
+#include "compiler/frontend/guards.h"
+#include "compiler/backends/cpp/lower/lower_ops.h"
+#include "compiler/toolchain/kernel_library.h"
+#include "compiler/backends/cpp/run/program_runner.h"
+#include "compiler/backends/cpp/schedule/schedule_fusion.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/log.h"
+
+namespace tcprof {
+namespace {
+
+class Phases {
+ public:
+  explicit Phases(CompileReport& r) : r_(r) {}
+  void begin(const char* name) {
+    end();
+    r_.phases.push_back({name, now_ns(), 0});
+    open_ = true;
+  }
+  void end() {
+    if (open_) r_.phases.back().duration_ns = now_ns() - r_.phases.back().start_ns;
+    open_ = false;
+  }
+
+ private:
+  CompileReport& r_;
+  bool open_ = false;
+};
+
+void log_graph(const char* step, const CapturedGraph& g, int changed) {
+  if (log_enabled(LogChannel::Passes)) log(LogChannel::Passes, "after {} ({} changes):\n{}", step, changed, g.ir());
+}
+
+// Every slot's value for the example inputs. Inputs are cloned and the random generator restored,
+// so that the run changes nothing the user can see.
+std::vector<c10::IValue> example_run(const CapturedGraph& g, const std::vector<c10::IValue>& inputs) {
+  std::vector<c10::IValue> slots(static_cast<size_t>(g.num_slots));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    slots[i] = inputs[i].isTensor() ? c10::IValue(inputs[i].toTensor().clone()) : inputs[i];
+  }
+  InputBindings bindings(inputs);
+  auto gen = at::detail::getDefaultCPUGenerator();
+  at::Tensor rng = gen.get_state();
+  torch::jit::Stack stack;
+  for (const auto& op : g.ops) {
+    stack.clear();
+    for (const Arg& a : op.args) stack.push_back(evaluate_arg(a, slots, bindings));
+    run_node(op.node, stack);
+    for (size_t o = 0; o < op.outputs.size(); ++o) slots[static_cast<size_t>(op.outputs[o])] = std::move(stack[o]);
+  }
+  gen.set_state(rng);
+  return slots;
+}
+
+// Why the graph cannot be compiled as an inference graph, or empty.
+std::string eager_only_reason(const CapturedGraph& g, const std::vector<c10::IValue>& inputs) {
+  bool grad = at::GradMode::is_enabled();
+  for (const auto& v : inputs) {
+    if (grad && v.isTensor() && v.toTensor().requires_grad()) return "an input requires grad";
+  }
+  for (const auto& op : g.ops) {
+    for (const auto& a : op.args) {
+      if (a.kind != Arg::Kind::Constant || !a.constant.isTensor()) continue;
+      if (grad && a.constant.toTensor().requires_grad()) {
+        return "parameters require grad and grad mode is on (compiled backward is not supported yet; "
+               "run under torch.no_grad, or `tcprof run` without --grad)";
+      }
+    }
+    bool mutates_constant = !op.name.empty() && op.name.back() == '_' && !op.args.empty() &&
+                            op.args[0].kind == Arg::Kind::Constant;
+    bool training_bn = op.name == "aten::batch_norm" && op.args.size() > 5 && op.args[5].kind == Arg::Kind::Constant &&
+                       op.args[5].constant.isBool() && op.args[5].constant.toBool();
+    if (mutates_constant || training_bn) return fmt::format("{} updates module state", op.name);
+  }
+  return "";
+}
+
+std::string program_ir(const CapturedGraph& g, const ScheduledProgram& s) {
+  std::string out = g.ir() + "\nsteps:\n";
+  for (const auto& step : s.program.steps) {
+    switch (step.kind) {
+      case Step::Kind::Extern: {
+        const GraphOp& op = g.ops[static_cast<size_t>(step.index)];
+        out += fmt::format("  extern {} -> %{}\n", op.name, op.outputs.empty() ? -1 : op.outputs[0]);
+        break;
+      }
+      case Step::Kind::Kernel: {
+        const Kernel& k = s.program.kernels[static_cast<size_t>(step.index)];
+        out += fmt::format("  kernel {}\n", k.name);
+        break;
+      }
+      case Step::Kind::Window: out += fmt::format("  kernel {}\n", s.program.window_kernels[static_cast<size_t>(step.index)].name); break;
+    }
+  }
+  out += "\nkernels:\n";
+  for (const auto& k : s.program.kernels) out += to_string(k);
+  return out;
+}
+
+// A compiled graph with the cpp backend's report: generated kernels, or the eager backend's graph
+// when it could not be compiled (the report says why).
+class ReportedGraph : public CompiledGraph {
+ public:
+  using Runner = std::function<std::vector<c10::IValue>(const std::vector<c10::IValue>&, int64_t)>;
+  ReportedGraph(Runner run, CompileReport report) : run_(std::move(run)) { report_ = std::move(report); }
+  std::vector<c10::IValue> run(const std::vector<c10::IValue>& inputs, int64_t graph_id) override {
+    return run_(inputs, graph_id);
+  }
+
+ private:
+  Runner run_;
+};
+
+PerfHint hint(std::string kind, const GraphOp* op, std::string message) {
+  PerfHint h;
+  h.kind = std::move(kind);
+  h.message = std::move(message);
+  if (op) {
+    h.op = op->name;
+    h.loc = op->loc;
+  }
+  return h;
+}
+
+class CppBackend : public Backend {
+ public:
+  CppBackend(bool strict, const std::string& cache_dir) : strict_(strict) {
+    if (!cache_dir.empty()) {
+      KernelLibraryOptions o;
+      o.cache_dir = cache_dir;
+      own_compiler_ = std::make_unique<KernelLibraryBuilder>(o);
+    }
+  }
+  std::string name() const override { return "cpp"; }
+
+  std::unique_ptr<CompiledGraph> compile(const CapturedGraph& captured, const std::vector<c10::IValue>& inputs,
+                                         CpuProfiler* profiler) override {
+    CompileReport report;
+    std::string why_eager = eager_only_reason(captured, inputs);
+    if (!why_eager.empty()) {
+      report.hints.push_back(hint("autograd", nullptr, "graph runs eagerly: " + why_eager));
+      return eager(captured, profiler, std::move(report));
+    }
+    Phases phase(report);
+    // 1. Decompose: learn every value's shape and layout, then simplify the graph.
+    phase.begin("decompose");
+    CapturedGraph g = captured;
+    std::vector<c10::IValue> examples = example_run(g, inputs);
+    InputBindings bindings(inputs);
+    PassContext ctx{g, examples, bindings};
+    log_graph("simplify", g, simplify_graph(ctx));
+    log_graph("functionalize", g, functionalize_inplace(ctx));
+    log_graph("fold_constants", g, fold_constants(ctx));
+    log_graph("fold_batch_norm", g, fold_batch_norm(ctx));
+    log_graph("simplify", g, simplify_graph(ctx));
+    // 2. Lower: decide per op (kernel expression, extern call or fallback).
+    phase.begin("lower");
+    LowerContext lower{examples, bindings};
+    std::vector<OpLowering> lowerings = lower_graph_ops(g, lower);
+    // 3. Schedule: fuse into kernels, place extern calls.
+    phase.begin("schedule");
+    ScheduledProgram program = schedule_graph(g, lower, lowerings);
+    report.ir = program_ir(g, program);
+    if (log_enabled(LogChannel::Passes)) log(LogChannel::Passes, "loop program:\n{}", report.ir);
+    summarize(g, program, report);
+    // 4. Codegen: one translation unit; identical kernels once.
+    phase.begin("codegen");
+    GeneratedUnit unit = generate_unit(program.program);
+    report.code = unit.source;
+    report.unique_kernels = unit.unique_kernels;
+    if (log_enabled(LogChannel::OutputCode)) log(LogChannel::OutputCode, "generated code:\n{}", unit.source);
+    // 5. cc + load: the system compiler through the content-addressed cache, then dlopen.
+    phase.begin("cc");
+    std::vector<KernelFn> kernel_fns, window_fns;
+    std::shared_ptr<LoadedLibrary> library;
+    try {
+      if (unit.unique_kernels > 0) {
+        KernelLibraryResult built = (own_compiler_ ? *own_compiler_ : KernelLibraryBuilder::shared()).compile(unit.source);
+        phase.begin("load");
+        report.cache_hit = built.cache_hit;
+        library = built.library;
+        for (const auto& s : unit.kernel_symbols) kernel_fns.push_back(reinterpret_cast<KernelFn>(library->symbol(s)));
+        for (const auto& s : unit.window_symbols) {
+          window_fns.push_back(s.empty() ? nullptr : reinterpret_cast<KernelFn>(library->symbol(s)));
+        }
+      }
+    } catch (const KernelLibraryError& e) {
+      phase.end();
+      if (strict_) {
+        throw Error(ErrorKind::Check, fmt::format("compile_failed (--strict): {}\n{}", e.what(), e.output()));
+      }
+      report.compile_failed = true;
+      report.failure = fmt::format("{}\n{}", e.what(), e.output());
+      report.hints.push_back(hint("compile_failed", nullptr, fmt::format("graph runs eagerly: {}", e.what())));
+      return eager(captured, profiler, std::move(report));
+    }
+    phase.end();
+    report.ir = fmt::format("# cpp: {} kernel calls, {} unique kernels (regional compilation shares identical ones), "
+                            "{} ops fused, {} extern, {} fallback; compiled library {}\n",
+                            report.kernels + report.window_kernels, report.unique_kernels, report.fused_ops,
+                            report.extern_calls, report.fallback_calls,
+                            report.cache_hit ? "from the cache" : "built now") + report.ir;
+    for (const auto& h : report.hints) log(LogChannel::PerfHints, "perf hint ({}): {} {}", h.kind, h.op, h.message);
+    auto runner = std::make_unique<ProgramRunner>(std::move(g), std::move(program), std::move(library),
+                                                  std::move(kernel_fns), std::move(window_fns), profiler);
+    // 6. Autotune: a replaced op keeps its LibTorch kernel where that is faster on this machine.
+    phase.begin("autotune");
+    std::vector<std::string> choices = runner->autotune(examples, bindings);
+    phase.end();
+    if (!choices.empty()) report.ir += fmt::format("\nautotune (best of 3 on the example inputs):\n{}\n", fmt::join(choices, "\n"));
+    std::shared_ptr<ProgramRunner> shared_runner = std::move(runner);
+    return std::make_unique<ReportedGraph>(
+        [shared_runner](const std::vector<c10::IValue>& in, int64_t id) { return shared_runner->run(in, id); },
+        std::move(report));
+  }
+
+ private:
+  std::unique_ptr<CompiledGraph> eager(const CapturedGraph& g, CpuProfiler* profiler, CompileReport report) {
+    for (const auto& h : report.hints) log(LogChannel::PerfHints, "perf hint ({}): {}", h.kind, h.message);
+    report.ir = g.ir();
+    report.extern_calls = static_cast<int>(g.ops.size());
+    std::shared_ptr<CompiledGraph> graph = make_eager_backend()->compile(g, {}, profiler);
+    return std::make_unique<ReportedGraph>(
+        [graph](const std::vector<c10::IValue>& in, int64_t id) { return graph->run(in, id); }, std::move(report));
+  }
+
+  static void summarize(const CapturedGraph& g, const ScheduledProgram& s, CompileReport& report) {
+    report.kernels = static_cast<int>(s.program.kernels.size());
+    report.window_kernels = static_cast<int>(s.program.window_kernels.size());
+    for (const auto& k : s.program.kernels) {
+      report.fused_ops += static_cast<int>(k.ops.size());
+      report.kernel_groups.push_back(fmt::format("{}: {}", k.name, fmt::join(k.op_names, ", ")));
+    }
+    for (const auto& k : s.program.window_kernels) {
+      std::string ops = g.ops[static_cast<size_t>(k.op)].name;
+      if (k.epilogue_op >= 0) ops += ", " + g.ops[static_cast<size_t>(k.epilogue_op)].name;
+      report.kernel_groups.push_back(fmt::format("{}: {}", k.name, ops));
+      if (k.generated()) {
+        report.fused_ops += k.epilogue_op >= 0 ? 2 : 1;
+      } else {  // a BLAS / oneDNN call: extern, not a generated kernel
+        --report.window_kernels;
+        ++report.extern_calls;
+      }
+    }
+    std::vector<bool> fallback(g.ops.size(), false);
+    for (const auto& f : s.fallbacks) {
+      fallback[static_cast<size_t>(f.op)] = true;
+      const GraphOp& op = g.ops[static_cast<size_t>(f.op)];
+      report.hints.push_back(hint("fallback_op", &op, fmt::format("{} runs as a LibTorch call: {}", op.name, f.reason)));
+    }
+    for (const auto& step : s.program.steps) {
+      if (step.kind != Step::Kind::Extern) continue;
+      if (fallback[static_cast<size_t>(step.index)]) ++report.fallback_calls;
+      else ++report.extern_calls;
+    }
+  }
+
+  bool strict_;
+  std::unique_ptr<KernelLibraryBuilder> own_compiler_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpp_backend(bool strict, const std::string& cache_dir) {
+  return std::make_unique<CppBackend>(strict, cache_dir);
+}
+
+}  // namespace tcprof

@@ -1,0 +1,69 @@
+#include "compiler/backends/cpp/lower/loop_ir.h"
+
+#include <fmt/format.h>
+
+namespace tcprof {
+
+const char* c_type(ElemType t) {
+  switch (t) {
+    case ElemType::F32: return "float";
+    case ElemType::F64: return "double";
+    case ElemType::I64: return "int64_t";
+    case ElemType::I32: return "int32_t";
+    case ElemType::Bool: return "bool";
+  }
+  return "float";
+}
+
+const char* elem_type_name(ElemType t) {
+  switch (t) {
+    case ElemType::F32: return "f32";
+    case ElemType::F64: return "f64";
+    case ElemType::I64: return "i64";
+    case ElemType::I32: return "i32";
+    case ElemType::Bool: return "bool";
+  }
+  return "?";
+}
+
+bool is_floating(ElemType t) { return t == ElemType::F32 || t == ElemType::F64; }
+
+const char* expr_op_name(ExprOp op) {
+  static const char* names[] = {"load", "const", "rowlen", "cast", "neg", "abs", "exp", "log", "sqrt",
+                                "rsqrt", "tanh", "erf", "sigmoid", "sin", "cos", "floor", "ceil", "round",
+                                "recip", "not", "add", "sub", "mul", "div", "max", "min", "pow", "eq",
+                                "ne", "lt", "le", "gt", "ge", "and", "or", "where", "reduce_sum",
+                                "reduce_max", "reduce_min"};
+  return names[static_cast<int>(op)];
+}
+
+bool is_reduction(ExprOp op) { return op == ExprOp::ReduceSum || op == ExprOp::ReduceMax || op == ExprOp::ReduceMin; }
+
+std::string to_string(const Kernel& k) {
+  std::string s = fmt::format("{} {} rank {}{} [{}]\n", k.name, k.kind == KernelKind::Row ? "row" : "pointwise",
+                              k.rank, k.kind == KernelKind::Row ? fmt::format(" row_dims {}", k.row_dims) : "",
+                              fmt::join(k.op_names, ", "));
+  for (size_t i = 0; i < k.inputs.size(); ++i) {
+    const auto& in = k.inputs[i];
+    static const char* inner[] = {"contiguous", "broadcast", "strided"};
+    std::string src = in.slot >= 0 ? fmt::format("%{}", in.slot) : fmt::format("const{}", in.constant);
+    s += fmt::format("  in{} = {} {} inner {}\n", i, src, elem_type_name(in.type),
+                     inner[static_cast<int>(in.inner)]);
+  }
+  for (size_t i = 0; i < k.nodes.size(); ++i) {
+    const auto& n = k.nodes[i];
+    std::string rhs;
+    if (n.op == ExprOp::Load) rhs = fmt::format("in{}", n.input);
+    else if (n.op == ExprOp::Const) rhs = fmt::format("{}", n.value);
+    else {
+      rhs = std::string(expr_op_name(n.op)) + "(";
+      for (size_t a = 0; a < n.args.size(); ++a) rhs += fmt::format("{}t{}", a ? ", " : "", n.args[a]);
+      rhs += ")";
+    }
+    s += fmt::format("  t{}: {} = {}\n", i, elem_type_name(n.type), rhs);
+  }
+  for (const auto& o : k.outputs) s += fmt::format("  %{} <- t{}{}\n", o.slot, o.expr, o.per_row ? " per-row" : "");
+  return s;
+}
+
+}  // namespace tcprof

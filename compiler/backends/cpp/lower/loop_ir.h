@@ -1,0 +1,117 @@
+// The loop-level IR of the cpp backend. A captured graph is lowered into a list of steps: views
+// and compute-bound ops stay LibTorch calls ("extern" steps, views cost nothing there), and runs
+// of pointwise and reduction ops become generated kernels. A kernel is a small expression DAG
+// evaluated over an index space:
+//   - pointwise: every element of the output shape (inputs broadcast into it);
+//   - row: outer elements x one row (the trailing dimension(s)); reductions over the row feed
+//     element-wise epilogues (softmax, layer norm, mean).
+// Sizes and strides are kernel arguments, so one kernel serves every shape of the same rank
+// (dynamic dimensions) and every stride pattern with the same innermost-stride class.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tcprof {
+
+// Element types kernels compute in. f16/bf16 are not lowered (their ops stay extern).
+enum class ElemType : uint8_t { F32, F64, I64, I32, Bool };
+const char* c_type(ElemType t);
+const char* elem_type_name(ElemType t);
+bool is_floating(ElemType t);
+
+// The primitive set every lowered op decomposes into.
+enum class ExprOp : uint8_t {
+  Load,   // kernel input `input` at the current element
+  Const,  // `value` (as `type`)
+  RowLen, // the row length (row kernels)
+  Cast,
+  // unary
+  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Erf, Sigmoid, Sin, Cos, Floor, Ceil, Round, Recip, Not,
+  // binary
+  Add, Sub, Mul, Div, Max, Min, Pow, Eq, Ne, Lt, Le, Gt, Ge, And, Or,
+  // ternary
+  Where,  // args: cond, then, else
+  // row reductions over an element expression (value is uniform over the row)
+  ReduceSum, ReduceMax, ReduceMin,
+};
+const char* expr_op_name(ExprOp op);
+bool is_reduction(ExprOp op);
+
+struct ExprNode {
+  ExprOp op = ExprOp::Const;
+  ElemType type = ElemType::F32;
+  int input = -1;   // Load
+  double value = 0; // Const
+  std::vector<int> args;
+};
+
+// How a kernel input's innermost dimension is read: contiguous (vectorisable), broadcast (one
+// value for the whole inner loop) or strided.
+enum class InnerStride : uint8_t { Contiguous, Broadcast, Strided };
+
+struct KernelInput {
+  int slot = -1;      // graph slot read, or
+  int constant = -1;  // a compile-time tensor of the lowered program (folded parameters)
+  ElemType type = ElemType::F32;
+  InnerStride inner = InnerStride::Contiguous;
+};
+
+struct KernelOutput {
+  int slot = -1;
+  int expr = -1;        // node computing it
+  bool per_row = false; // row kernels: one value per row (reduction results)
+  bool keepdim = false; // per-row outputs: the reduced dimensions stay as size 1
+};
+
+enum class KernelKind : uint8_t { Pointwise, Row };
+
+struct Kernel {
+  KernelKind kind = KernelKind::Pointwise;
+  std::string name;           // e.g. "k3_add_gelu"
+  int rank = 1;               // loop nest rank: the index space's rank (row: outer dims + 1)
+  int row_dims = 1;           // row kernels: trailing dimensions folded into the row
+  std::vector<KernelInput> inputs;
+  std::vector<KernelOutput> outputs;
+  std::vector<ExprNode> nodes;  // topological: args before users
+  std::vector<int> ops;         // captured-graph op indices fused here (for records and fallback)
+  std::vector<std::string> op_names;
+};
+
+// A kernel chosen for an op eager runs on a slow path, specialised on the shapes seen at compile
+// time and checked at run time: generated depthwise convolution and max pooling, and 1x1
+// convolutions as one GEMM per image (no generated code: BLAS, without oneDNN's per-call weight
+// reorder, 3-4x faster on large feature maps).
+struct WindowKernel {
+  // MkldnnConv: oneDNN with the weight reordered once at compile time (eager reorders it on
+  // every call; for deep layers that reorder is a quarter of the convolution).
+  enum class Kind : uint8_t { DepthwiseConv2d, MaxPool2d, Conv1x1Gemm, MkldnnConv } kind = Kind::DepthwiseConv2d;
+  bool generated() const { return kind == Kind::DepthwiseConv2d || kind == Kind::MaxPool2d; }
+  std::string name;
+  int op = -1;           // captured-graph op index
+  int epilogue_op = -1;  // a clamp (relu/relu6/hardtanh) fused into it, or -1
+  int input_slot = -1, output_slot = -1;
+  int64_t n = 0, c = 0, h = 0, w = 0, oh = 0, ow = 0;
+  int64_t kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+  int weight_slot = -1, bias_slot = -1;  // conv: constant slots (weight [C,1,kh,kw], bias [C])
+  float clamp_lo = 0, clamp_hi = 0;      // fused activation (hardtanh) when has_clamp
+  bool has_clamp = false;
+};
+
+struct Step {
+  enum class Kind : uint8_t { Extern, Kernel, Window } kind = Kind::Extern;
+  int index = 0;  // Extern: captured op index; Kernel: kernel index; Window: window kernel index
+};
+
+struct LoopProgram {
+  std::vector<Step> steps;
+  std::vector<Kernel> kernels;
+  std::vector<WindowKernel> window_kernels;
+  // Ops that stay LibTorch calls although they are not views or compute-bound externs.
+  std::vector<std::string> fallback_ops;
+};
+
+// Readable IR, e.g. "k2 pointwise rank 3 [aten::add, aten::gelu]: t0 = load in0 ...".
+std::string to_string(const Kernel& k);
+
+}  // namespace tcprof

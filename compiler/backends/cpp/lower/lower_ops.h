@@ -1,0 +1,49 @@
+// The lowering table: which aten ops become kernel expressions, and the expression each one
+// decomposes into (the primitive set of loop_ir.h). Ops not in the table stay LibTorch calls:
+// views and compute-bound ops by design (extern), everything else as a fallback with a perf hint.
+// See docs/backend.md for the list.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+#include <ATen/core/ivalue.h>
+
+#include "compiler/backends/backend.h"
+#include "compiler/ir/captured_graph.h"
+#include "compiler/backends/cpp/lower/kernel_builder.h"
+
+namespace tcprof {
+
+struct OpLowering {
+  enum class Kind { None, Pointwise, Row } kind = Kind::None;
+  int row_dims = 0;       // Row: trailing dimensions the op reduces or normalises over
+  bool per_row = false;   // Row: the output has one value per row (mean, sum)
+  std::string reason;     // None: why not, for perf hints ("dtype f16", "no lowering")
+};
+
+// Values of one example run of the graph: every slot, and the frame inputs for symbolic args.
+struct LowerContext {
+  const std::vector<c10::IValue>& slots;
+  const SymBindings& bindings;
+  c10::IValue arg(const GraphOp& op, size_t i) const { return evaluate_arg(op.args[i], slots, bindings); }
+};
+
+OpLowering classify_op(const GraphOp& op, const LowerContext& ctx);
+
+// True for ops that only create a view or are compute-bound library calls: they stay extern
+// without a perf hint.
+bool is_extern_by_design(const std::string& op_name);
+
+struct EmitCallbacks {
+  std::function<int(size_t arg)> tensor_arg;                 // node reading tensor argument `arg`
+  std::function<int(const at::Tensor&)> constant_tensor;     // node reading a compile-time tensor
+};
+
+// Emits the op's expression; returns the node of its (single) output.
+int emit_op(const GraphOp& op, const LowerContext& ctx, KernelBuilder& kb, const EmitCallbacks& cb);
+
+bool to_elem_type(c10::ScalarType t, ElemType* out);
+
+}  // namespace tcprof

@@ -1,0 +1,42 @@
+// Graph-level passes of the cpp backend, each in its own file and run in order by the driver in
+// cpp_backend.cpp. They rewrite a private copy of the captured graph and keep `examples` (each
+// slot's value in the example run the backend compiles with) in step with it.
+#pragma once
+#include <vector>
+
+#include <ATen/core/ivalue.h>
+
+#include "compiler/ir/captured_graph.h"
+
+namespace tcprof {
+
+struct PassContext {
+  CapturedGraph& graph;
+  std::vector<c10::IValue>& examples;  // by slot
+  const SymBindings& bindings;
+};
+
+// In-place ops (relu_, add_, ...) whose target is a fresh intermediate nobody reads afterwards
+// become their functional form, so they can fuse. Returns how many.
+int functionalize_inplace(PassContext& ctx);
+// Eval-mode batch norm right after a convolution with constant weights is folded into the
+// convolution's weight and bias. Returns how many.
+int fold_batch_norm(PassContext& ctx);
+// Ops whose arguments are all constants run once at compile time. Returns how many.
+int fold_constants(PassContext& ctx);
+// Eval-mode dropout and other identities disappear; identical pure ops are computed once
+// (CSE); ops whose results nobody uses are removed (DCE). Returns ops removed.
+int simplify_graph(PassContext& ctx);
+
+// Shared by the passes.
+bool is_pure_op(const std::string& name);
+bool is_view_op(const std::string& name);
+// Slots each op reads (through lists too).
+std::vector<int> slots_read(const GraphOp& op);
+// Replaces reads of `from` by `to` in every op after position `after` and in the outputs (when
+// `to` is a slot). Returns false if `from` is a graph output and `to` is not a slot.
+bool replace_uses(CapturedGraph& g, int from, const Arg& to);
+// Removes ops marked in `dead`.
+void erase_ops(CapturedGraph& g, const std::vector<bool>& dead);
+
+}  // namespace tcprof

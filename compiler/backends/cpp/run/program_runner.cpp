@@ -1,0 +1,269 @@
+#include "compiler/backends/cpp/run/program_runner.h"
+
+#include <climits>
+#include <functional>
+#include <optional>
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#include "compiler/backends/backend.h"
+#include "compiler/backends/cpp/passes/graph_passes.h"
+#include "compiler/frontend/guards.h"
+#include "compiler/backends/cpp/lower/index_space.h"
+#include "compiler/toolchain/kernel_library.h"
+#include "core/clock.h"
+#include "core/error.h"
+
+namespace tcprof {
+namespace {
+
+c10::ScalarType scalar_type(ElemType t) {
+  switch (t) {
+    case ElemType::F32: return at::kFloat;
+    case ElemType::F64: return at::kDouble;
+    case ElemType::I64: return at::kLong;
+    case ElemType::I32: return at::kInt;
+    case ElemType::Bool: return at::kBool;
+  }
+  return at::kFloat;
+}
+
+// Inputs each node reads, transitively.
+void inputs_of(const Kernel& k, int node, std::vector<bool>& seen, std::vector<int>& out) {
+  if (seen[static_cast<size_t>(node)]) return;
+  seen[static_cast<size_t>(node)] = true;
+  const ExprNode& n = k.nodes[static_cast<size_t>(node)];
+  if (n.op == ExprOp::Load) out.push_back(n.input);
+  for (int a : n.args) inputs_of(k, a, seen, out);
+}
+
+}  // namespace
+
+ProgramRunner::ProgramRunner(CapturedGraph graph, ScheduledProgram program, std::shared_ptr<LoadedLibrary> library,
+                             std::vector<KernelFn> kernel_fns, std::vector<KernelFn> window_fns, CpuProfiler* profiler)
+    : graph_(std::move(graph)), program_(std::move(program)), library_(std::move(library)),
+      kernel_fns_(std::move(kernel_fns)), window_fns_(std::move(window_fns)), profiler_(profiler) {
+  for (const auto& op : graph_.ops) operations_.push_back(node_operation(op.node));
+  for (const auto& k : program_.program.kernels) {
+    std::vector<std::vector<int>> per_output;
+    for (const auto& o : k.outputs) {
+      std::vector<bool> seen(k.nodes.size(), false);
+      std::vector<int> ins;
+      inputs_of(k, o.expr, seen, ins);
+      if (ins.size() == k.inputs.size()) ins.clear();  // reads them all: same shape by construction
+      per_output.push_back(std::move(ins));
+    }
+    output_inputs_.push_back(std::move(per_output));
+  }
+  window_uses_extern_.assign(program_.program.window_kernels.size(), false);
+  std::vector<bool> fallback(graph_.ops.size(), false);
+  for (const auto& f : program_.fallbacks) fallback[static_cast<size_t>(f.op)] = true;
+  if (profiler_) {
+    for (const auto& step : program_.program.steps) {
+      switch (step.kind) {
+        case Step::Kind::Extern: {
+          const std::string& name = graph_.ops[static_cast<size_t>(step.index)].name;
+          step_keys_.push_back(profiler_->key(name, fallback[static_cast<size_t>(step.index)] ? "fallback" : "extern"));
+          break;
+        }
+        case Step::Kind::Kernel:
+          step_keys_.push_back(profiler_->key(program_.program.kernels[static_cast<size_t>(step.index)].name, "generated"));
+          break;
+        case Step::Kind::Window:
+        {
+          const WindowKernel& k = program_.program.window_kernels[static_cast<size_t>(step.index)];
+          step_keys_.push_back(profiler_->key(k.name, k.generated() ? "generated" : "extern"));
+        }
+          break;
+      }
+    }
+  }
+}
+
+void ProgramRunner::run_extern(int index, std::vector<c10::IValue>& slots, const SymBindings& bindings) {
+  const GraphOp& op = graph_.ops[static_cast<size_t>(index)];
+  torch::jit::Stack stack;
+  stack.reserve(op.args.size());
+  for (const Arg& arg : op.args) stack.push_back(evaluate_arg(arg, slots, bindings));
+  try {
+    operations_[static_cast<size_t>(index)](stack);
+  } catch (const c10::Error& e) {
+    throw Error(ErrorKind::Input, fmt::format("{} at {}:{} failed: {}", op.name, op.loc.file, op.loc.line,
+                                              e.what_without_backtrace()));
+  }
+  for (size_t o = 0; o < op.outputs.size(); ++o) slots[static_cast<size_t>(op.outputs[o])] = std::move(stack[o]);
+}
+
+bool ProgramRunner::run_kernel(size_t index, std::vector<c10::IValue>& slots) {
+  const Kernel& k = program_.program.kernels[index];
+  const size_t n = k.inputs.size();
+  std::vector<at::Tensor> ins(n);
+  std::vector<OperandLayout> layouts(n);
+  std::vector<const std::vector<int64_t>*> shapes(n);
+  for (size_t i = 0; i < n; ++i) {
+    const KernelInput& in = k.inputs[i];
+    if (in.slot >= 0) {
+      const c10::IValue& v = slots[static_cast<size_t>(in.slot)];
+      if (!v.isTensor()) return false;
+      ins[i] = v.toTensor();
+    } else {
+      ins[i] = program_.constants[static_cast<size_t>(in.constant)];
+    }
+    if (ins[i].scalar_type() != scalar_type(in.type) || !ins[i].device().is_cpu()) return false;
+    layouts[i] = {ins[i].sizes().vec(), ins[i].strides().vec()};
+    shapes[i] = &layouts[i].sizes;
+  }
+  std::vector<int64_t> full;
+  if (!broadcast_shapes(shapes, &full)) return false;
+  const int row_dims = k.kind == KernelKind::Row ? k.row_dims : 0;
+  if (static_cast<int>(full.size()) < row_dims) return false;
+  // Every output must span the whole index space (a value fused at a smaller shape is not).
+  for (size_t o = 0; o < k.outputs.size(); ++o) {
+    const auto& subset = output_inputs_[index][o];
+    if (subset.empty()) continue;
+    std::vector<const std::vector<int64_t>*> sub;
+    for (int i : subset) sub.push_back(shapes[static_cast<size_t>(i)]);
+    std::vector<int64_t> shape;
+    if (!broadcast_shapes(sub, &shape) || shape != full) return false;
+  }
+  IndexSpace space;
+  if (!canonicalize(full, row_dims, layouts, k.rank, &space)) return false;
+  for (size_t i = 0; i < n; ++i) {
+    if (!inner_compatible(k.inputs[i].inner, space.strides[i].back(), space.sizes.back())) return false;
+  }
+  std::vector<int64_t> outer(full.begin(), full.end() - row_dims);
+  std::vector<at::Tensor> outs(k.outputs.size());
+  for (size_t o = 0; o < k.outputs.size(); ++o) {
+    const KernelOutput& out = k.outputs[o];
+    auto type = scalar_type(k.nodes[static_cast<size_t>(out.expr)].type);
+    if (!out.per_row) {
+      outs[o] = at::empty(full, at::TensorOptions().dtype(type));
+    } else {
+      std::vector<int64_t> shape = outer;
+      if (out.keepdim) shape.resize(full.size(), 1);
+      outs[o] = at::empty(shape, at::TensorOptions().dtype(type));
+    }
+  }
+  int64_t outer_numel = 1;
+  for (size_t d = 0; d + 1 < space.sizes.size(); ++d) outer_numel *= space.sizes[d];
+  bool empty = outer_numel == 0 || (row_dims == 0 && space.sizes.back() == 0);
+  if (!empty) {
+    std::vector<const void*> in_ptrs(n);
+    for (size_t i = 0; i < n; ++i) in_ptrs[i] = ins[i].data_ptr();
+    std::vector<void*> out_ptrs(outs.size());
+    for (size_t o = 0; o < outs.size(); ++o) out_ptrs[o] = outs[o].data_ptr();
+    std::vector<int64_t> strides;
+    strides.reserve(n * space.sizes.size());
+    for (const auto& s : space.strides) strides.insert(strides.end(), s.begin(), s.end());
+    kernel_fns_[index](in_ptrs.data(), out_ptrs.data(), space.sizes.data(), strides.data());
+  }
+  for (size_t o = 0; o < outs.size(); ++o) slots[static_cast<size_t>(k.outputs[o].slot)] = std::move(outs[o]);
+  return true;
+}
+
+bool ProgramRunner::run_window_kernel(size_t index, std::vector<c10::IValue>& slots) {
+  const WindowKernel& k = program_.program.window_kernels[index];
+  const c10::IValue& v = slots[static_cast<size_t>(k.input_slot)];
+  if (!v.isTensor()) return false;
+  const at::Tensor& x = v.toTensor();
+  if (x.scalar_type() != at::kFloat || x.dim() != 4 || !x.is_contiguous() || x.size(1) != k.c || x.size(2) != k.h ||
+      x.size(3) != k.w || !x.device().is_cpu()) {
+    return false;
+  }
+  if (k.kind == WindowKernel::Kind::MkldnnConv) {
+    c10::optional<at::Tensor> bias;
+    if (k.bias_slot >= 0) bias = program_.constants[static_cast<size_t>(k.bias_slot)];
+    at::Tensor y = at::mkldnn_convolution(x.to_mkldnn(), program_.constants[static_cast<size_t>(k.weight_slot)], bias,
+                                          {k.ph, k.pw}, {k.sh, k.sw}, {k.dh, k.dw}, 1);
+    slots[static_cast<size_t>(k.output_slot)] = y.to_dense();
+    return true;
+  }
+  if (k.kind == WindowKernel::Kind::Conv1x1Gemm) {
+    // out[n] (Cout x HW) = W (Cout x Cin) @ x[n] (Cin x HW) + bias
+    const at::Tensor& w = program_.constants[static_cast<size_t>(k.weight_slot)];
+    int64_t cout = w.size(0), hw = k.h * k.w;
+    at::Tensor w2 = w.view({cout, k.c});
+    at::Tensor y = at::empty({x.size(0), cout, k.oh, k.ow}, x.options());
+    for (int64_t n = 0; n < x.size(0); ++n) {
+      at::Tensor out = y.select(0, n).view({cout, hw});
+      at::Tensor in = x.select(0, n).view({k.c, hw});
+      if (k.bias_slot >= 0) at::addmm_out(out, program_.constants[static_cast<size_t>(k.bias_slot)].view({cout, 1}), w2, in);
+      else at::mm_out(out, w2, in);
+    }
+    slots[static_cast<size_t>(k.output_slot)] = std::move(y);
+    return true;
+  }
+  at::Tensor y = at::empty({x.size(0), k.c, k.oh, k.ow}, x.options());
+  const void* in[3] = {x.data_ptr(), nullptr, nullptr};
+  if (k.weight_slot >= 0) in[1] = program_.constants[static_cast<size_t>(k.weight_slot)].data_ptr();
+  if (k.bias_slot >= 0) in[2] = program_.constants[static_cast<size_t>(k.bias_slot)].data_ptr();
+  void* out[1] = {y.data_ptr()};
+  int64_t sizes[1] = {x.size(0)};
+  if (x.numel() > 0) window_fns_[index](in, out, sizes, nullptr);
+  slots[static_cast<size_t>(k.output_slot)] = std::move(y);
+  return true;
+}
+
+std::vector<std::string> ProgramRunner::autotune(const std::vector<c10::IValue>& example_slots,
+                                                 const SymBindings& bindings) {
+  std::vector<std::string> lines;
+  std::vector<c10::IValue> slots = example_slots;
+  auto best_of = [](int runs, const std::function<void()>& f) {
+    int64_t best = INT64_MAX;
+    for (int i = 0; i < runs; ++i) {
+      int64_t t0 = now_ns();
+      f();
+      best = std::min(best, now_ns() - t0);
+    }
+    return best;
+  };
+  for (size_t k = 0; k < program_.program.window_kernels.size(); ++k) {
+    const WindowKernel& n = program_.program.window_kernels[k];
+    bool ok = true;
+    int64_t native = best_of(3, [&] { ok = ok && run_window_kernel(k, slots); });
+    if (!ok) continue;
+    int64_t eager = best_of(3, [&] { run_extern(n.op, slots, bindings); });
+    window_uses_extern_[k] = eager < native;
+    lines.push_back(fmt::format("  {}: {:.3f} ms, LibTorch {}: {:.3f} ms -> {}", n.name, static_cast<double>(native) / 1e6,
+                                graph_.ops[static_cast<size_t>(n.op)].name, static_cast<double>(eager) / 1e6,
+                                window_uses_extern_[k] ? "LibTorch" : "kernel"));
+  }
+  return lines;
+}
+
+std::vector<c10::IValue> ProgramRunner::run(const std::vector<c10::IValue>& inputs, int64_t graph_id) {
+  std::vector<c10::IValue> slots(static_cast<size_t>(graph_.num_slots));
+  std::copy(inputs.begin(), inputs.end(), slots.begin());
+  InputBindings bindings(inputs);
+  const auto& steps = program_.program.steps;
+  bool timed = profiler_ && profiler_->enabled();
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const Step& step = steps[s];
+    std::optional<CpuProfiler::Scope> scope;
+    if (timed) scope.emplace(*profiler_, step_keys_[s], graph_id);
+    switch (step.kind) {
+      case Step::Kind::Extern: run_extern(step.index, slots, bindings); break;
+      case Step::Kind::Kernel:
+        if (!run_kernel(static_cast<size_t>(step.index), slots)) {
+          ++layout_fallbacks_;
+          for (int op : program_.program.kernels[static_cast<size_t>(step.index)].ops) run_extern(op, slots, bindings);
+        }
+        break;
+      case Step::Kind::Window:
+        if (window_uses_extern_[static_cast<size_t>(step.index)] || !run_window_kernel(static_cast<size_t>(step.index), slots)) {
+          ++layout_fallbacks_;
+          const WindowKernel& k = program_.program.window_kernels[static_cast<size_t>(step.index)];
+          run_extern(k.op, slots, bindings);
+          if (k.epilogue_op >= 0) run_extern(k.epilogue_op, slots, bindings);
+        }
+        break;
+    }
+  }
+  std::vector<c10::IValue> out;
+  out.reserve(graph_.outputs.size());
+  for (int slot : graph_.outputs) out.push_back(slots[static_cast<size_t>(slot)]);
+  return out;
+}
+
+}  // namespace tcprof

@@ -1,0 +1,52 @@
+// Runs a lowered program: extern steps as LibTorch calls, kernels through the loaded library.
+// Before each kernel call the runtime computes the index space from the actual tensors (so
+// dynamic dimensions just work), checks that the layouts fit what the kernel was generated for,
+// and otherwise runs that kernel's ops through LibTorch (counted, never wrong).
+#pragma once
+#include <memory>
+#include <vector>
+
+#include <ATen/core/ivalue.h>
+#include <torch/csrc/jit/runtime/operator.h>
+
+#include "compiler/ir/captured_graph.h"
+#include "compiler/backends/cpp/schedule/schedule_fusion.h"
+#include "profiler/cpu_profiler.h"
+
+namespace tcprof {
+
+class LoadedLibrary;
+using KernelFn = void (*)(const void* const*, void* const*, const int64_t*, const int64_t*);
+
+class ProgramRunner {
+ public:
+  // `kernel_fns`/`window_fns` are the loaded symbols per program kernel / native kernel.
+  ProgramRunner(CapturedGraph graph, ScheduledProgram program, std::shared_ptr<LoadedLibrary> library,
+                std::vector<KernelFn> kernel_fns, std::vector<KernelFn> window_fns, CpuProfiler* profiler);
+  std::vector<c10::IValue> run(const std::vector<c10::IValue>& inputs, int64_t graph_id);
+  // Kernel calls that ran through LibTorch because the layouts did not fit.
+  int64_t layout_fallbacks() const { return layout_fallbacks_; }
+  // Times each directly generated or specially chosen kernel (depthwise conv, max pool, 1x1 GEMM,
+  // prepacked conv) against the LibTorch op it replaces on the example values, and keeps the
+  // faster. Returns one line per decision, for the IR record.
+  std::vector<std::string> autotune(const std::vector<c10::IValue>& example_slots, const SymBindings& bindings);
+
+ private:
+  struct KernelPlan;
+  void run_extern(int op, std::vector<c10::IValue>& slots, const SymBindings& bindings);
+  bool run_kernel(size_t k, std::vector<c10::IValue>& slots);
+  bool run_window_kernel(size_t k, std::vector<c10::IValue>& slots);
+
+  CapturedGraph graph_;
+  ScheduledProgram program_;
+  std::shared_ptr<LoadedLibrary> library_;
+  std::vector<KernelFn> kernel_fns_, window_fns_;
+  std::vector<torch::jit::Operation> operations_;  // per op of graph_
+  std::vector<std::vector<std::vector<int>>> output_inputs_;  // per kernel, per output: inputs it reads
+  CpuProfiler* profiler_;
+  std::vector<KernelKey> step_keys_;
+  int64_t layout_fallbacks_ = 0;
+  std::vector<bool> window_uses_extern_;  // per native kernel: autotune chose the LibTorch op
+};
+
+}  // namespace tcprof

@@ -1,0 +1,363 @@
+#include "compiler/backends/cpp/schedule/schedule_fusion.h"
+
+#include <map>
+#include <memory>
+#include <limits>
+#include <set>
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#include "compiler/backends/cpp/passes/graph_passes.h"
+#include "compiler/backends/cpp/lower/index_space.h"
+
+namespace tcprof {
+namespace {
+
+struct OpenKernel {
+  Kernel kernel;
+  KernelBuilder kb{kernel};
+  std::vector<int64_t> full;
+  std::map<int, int> node_of_slot;
+  std::map<int, int> input_of_slot;
+  std::map<const void*, int> input_of_constant;
+  std::set<int> per_row;
+  std::set<int> ops;
+  std::vector<OperandLayout> layouts;  // example layout per input, for inner-stride classes
+  bool open = true;
+};
+
+OperandLayout layout_of(const at::Tensor& t) {
+  return {t.sizes().vec(), t.strides().vec()};
+}
+
+std::string short_name(const std::string& op) {
+  auto pos = op.find("::");
+  std::string s = pos == std::string::npos ? op : op.substr(pos + 2);
+  if (!s.empty() && s.back() == '_') s.pop_back();
+  return s;
+}
+
+class Scheduler {
+ public:
+  Scheduler(const CapturedGraph& g, const LowerContext& ctx, const std::vector<OpLowering>& lowerings)
+      : g_(g), ctx_(ctx), lowerings_(lowerings) {
+    readers_.resize(static_cast<size_t>(g.num_slots));
+    for (size_t i = 0; i < g.ops.size(); ++i) {
+      for (int s : slots_read(g.ops[i])) readers_[static_cast<size_t>(s)].push_back(static_cast<int>(i));
+    }
+    outputs_.insert(g.outputs.begin(), g.outputs.end());
+    slot_kernel_.assign(static_cast<size_t>(g.num_slots), -1);
+  }
+
+  ScheduledProgram run() {
+    for (size_t i = 0; i < g_.ops.size(); ++i) process(static_cast<int>(i));
+    for (size_t k = 0; k < open_.size(); ++k) {
+      if (open_[k]->open) close(static_cast<int>(k));
+    }
+    return std::move(out_);
+  }
+
+ private:
+  const at::Tensor& example_tensor(int slot) const { return ctx_.slots[static_cast<size_t>(slot)].toTensor(); }
+  bool slot_is_tensor(int slot) const { return ctx_.slots[static_cast<size_t>(slot)].isTensor(); }
+
+  void process(int i) {
+    const GraphOp& op = g_.ops[static_cast<size_t>(i)];
+    if (try_window_kernel(i) || try_window_epilogue(i)) return;
+    const OpLowering& l = lowerings_[static_cast<size_t>(i)];
+    if (l.kind == OpLowering::Kind::None) {
+      extern_step(i, l.reason);
+      return;
+    }
+    const at::Tensor& out = example_tensor(op.outputs[0]);
+    std::vector<int64_t> full = l.kind == OpLowering::Kind::Pointwise ? out.sizes().vec() : ctx_.arg(op, 0).toTensor().sizes().vec();
+    std::vector<int> reads = slots_read(op);
+    int cand = -1;
+    for (int s : reads) {
+      int k = slot_kernel_[static_cast<size_t>(s)];
+      if (k >= 0 && compatible(k, full, l, op)) {
+        cand = k;
+        break;
+      }
+    }
+    if (cand < 0) {  // a sibling reading the same input over the same index space
+      for (int s : reads) {
+        for (size_t k = 0; k < open_.size() && cand < 0; ++k) {
+          if (open_[k]->open && open_[k]->input_of_slot.count(s) && compatible(static_cast<int>(k), full, l, op)) {
+            cand = static_cast<int>(k);
+          }
+        }
+      }
+    }
+    for (int s : reads) {
+      int k = slot_kernel_[static_cast<size_t>(s)];
+      if (k >= 0 && k != cand) close(k);
+    }
+    if (cand < 0) {
+      cand = static_cast<int>(open_.size());
+      open_.push_back(std::make_unique<OpenKernel>());
+      open_.back()->full = full;
+    }
+    OpenKernel& K = *open_[static_cast<size_t>(cand)];
+    if (l.kind == OpLowering::Kind::Row) {
+      K.kernel.kind = KernelKind::Row;
+      K.kernel.row_dims = l.row_dims;
+    }
+    EmitCallbacks cb;
+    cb.tensor_arg = [&](size_t a) { return tensor_arg(K, op.args[a]); };
+    cb.constant_tensor = [&](const at::Tensor& t) { return constant_input(K, t); };
+    int node = emit_op(op, ctx_, K.kb, cb);
+    int slot = op.outputs[0];
+    K.node_of_slot[slot] = node;
+    if (l.per_row) K.per_row.insert(slot);
+    K.ops.insert(i);
+    K.kernel.ops.push_back(i);
+    K.kernel.op_names.push_back(op.name);
+    slot_kernel_[static_cast<size_t>(slot)] = cand;
+  }
+
+  bool compatible(int k, const std::vector<int64_t>& full, const OpLowering& l, const GraphOp& op) const {
+    const OpenKernel& K = *open_[static_cast<size_t>(k)];
+    if (!K.open || K.full != full) return false;
+    if (l.kind == OpLowering::Kind::Row && K.kernel.kind == KernelKind::Row && K.kernel.row_dims != l.row_dims) return false;
+    // Per-row values broadcast along the row only with their reduced dims kept.
+    for (int s : slots_read(op)) {
+      if (K.per_row.count(s) && (l.kind == OpLowering::Kind::Row || example_tensor(s).dim() != static_cast<int64_t>(full.size()))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  int tensor_arg(OpenKernel& K, const Arg& a) {
+    if (a.kind == Arg::Kind::Slot) {
+      auto it = K.node_of_slot.find(a.slot);
+      if (it != K.node_of_slot.end()) return it->second;
+      auto in = K.input_of_slot.find(a.slot);
+      if (in == K.input_of_slot.end()) {
+        in = K.input_of_slot.emplace(a.slot, add_input(K, example_tensor(a.slot), a.slot, -1)).first;
+      }
+      return K.kb.load(in->second, K.kernel.inputs[static_cast<size_t>(in->second)].type);
+    }
+    return constant_input(K, evaluate_arg(a, ctx_.slots, ctx_.bindings).toTensor());
+  }
+
+  int constant_input(OpenKernel& K, const at::Tensor& t) {
+    const void* key = t.unsafeGetTensorImpl();
+    auto it = K.input_of_constant.find(key);
+    if (it == K.input_of_constant.end()) {
+      int c = static_cast<int>(out_.constants.size());
+      out_.constants.push_back(t);
+      it = K.input_of_constant.emplace(key, add_input(K, t, -1, c)).first;
+    }
+    return K.kb.load(it->second, K.kernel.inputs[static_cast<size_t>(it->second)].type);
+  }
+
+  int add_input(OpenKernel& K, const at::Tensor& t, int slot, int constant) {
+    KernelInput in;
+    in.slot = slot;
+    in.constant = constant;
+    to_elem_type(t.scalar_type(), &in.type);
+    K.kernel.inputs.push_back(in);
+    K.layouts.push_back(layout_of(t));
+    return static_cast<int>(K.kernel.inputs.size()) - 1;
+  }
+
+  void extern_step(int i, const std::string& reason) {
+    const GraphOp& op = g_.ops[static_cast<size_t>(i)];
+    for (int s : slots_read(op)) {
+      int k = slot_kernel_[static_cast<size_t>(s)];
+      if (k >= 0) close(k);
+    }
+    // An op that mutates something may write what an open kernel will read later.
+    if (!is_pure_op(op.name)) {
+      for (size_t k = 0; k < open_.size(); ++k) {
+        if (open_[k]->open) close(static_cast<int>(k));
+      }
+    }
+    out_.program.steps.push_back({Step::Kind::Extern, i});
+    if (!is_extern_by_design(op.name) && op.name.rfind("prim::", 0) != 0) out_.fallbacks.push_back({i, reason});
+  }
+
+  void close(int k) {
+    OpenKernel& K = *open_[static_cast<size_t>(k)];
+    K.open = false;
+    Kernel& kernel = K.kernel;
+    for (const auto& [slot, node] : K.node_of_slot) {
+      slot_kernel_[static_cast<size_t>(slot)] = -1;
+      bool needed = outputs_.count(slot) > 0;
+      for (int r : readers_[static_cast<size_t>(slot)]) needed = needed || K.ops.count(r) == 0;
+      if (!needed) continue;
+      KernelOutput o;
+      o.slot = slot;
+      o.expr = node;
+      o.per_row = K.per_row.count(slot) > 0;
+      o.keepdim = o.per_row && example_tensor(slot).dim() == static_cast<int64_t>(K.full.size());
+      kernel.outputs.push_back(o);
+    }
+    int row_dims = kernel.kind == KernelKind::Row ? kernel.row_dims : 0;
+    kernel.rank = row_dims > 0 ? static_cast<int>(K.full.size()) - row_dims + 1 : std::max<int>(1, static_cast<int>(K.full.size()));
+    IndexSpace space;
+    if (kernel.outputs.empty()) return;  // nothing reads it (all its values were dead)
+    if (!canonicalize(K.full, row_dims, K.layouts, kernel.rank, &space)) {
+      // The row does not merge for these layouts: run the ops through LibTorch instead.
+      for (int op : kernel.ops) out_.program.steps.push_back({Step::Kind::Extern, op});
+      return;
+    }
+    int64_t inner = space.sizes.back();
+    for (size_t in = 0; in < kernel.inputs.size(); ++in) {
+      kernel.inputs[in].inner = inner <= 1 ? InnerStride::Strided : inner_class(space.strides[in].back());
+    }
+    int index = static_cast<int>(out_.program.kernels.size());
+    std::string names;
+    for (size_t n = 0; n < kernel.op_names.size() && n < 4; ++n) names += "_" + short_name(kernel.op_names[n]);
+    kernel.name = fmt::format("k{}{}", index, names);
+    out_.program.kernels.push_back(kernel);
+    out_.program.steps.push_back({Step::Kind::Kernel, index});
+  }
+
+  // relu / relu6 / hardtanh right after a generated convolution clamp inside it (MobileNet's
+  // conv + ReLU6): one pass over the output instead of two.
+  bool try_window_epilogue(int i) {
+    const GraphOp& op = g_.ops[static_cast<size_t>(i)];
+    bool relu = op.name == "aten::relu", relu6 = op.name == "aten::relu6", hardtanh = op.name == "aten::hardtanh";
+    if ((!relu && !relu6 && !hardtanh) || op.args.empty() || op.args[0].kind != Arg::Kind::Slot) return false;
+    int slot = op.args[0].slot;
+    auto it = window_of_slot_.find(slot);
+    if (it == window_of_slot_.end() || readers_[static_cast<size_t>(slot)].size() != 1 || outputs_.count(slot)) return false;
+    WindowKernel& k = out_.program.window_kernels[static_cast<size_t>(it->second)];
+    if (k.kind != WindowKernel::Kind::DepthwiseConv2d || k.has_clamp) return false;
+    double lo = 0, hi = std::numeric_limits<float>::infinity();
+    if (relu6) hi = 6;
+    if (hardtanh) {
+      for (size_t a = 1; a < op.args.size(); ++a) {
+        if (op.args[a].kind != Arg::Kind::Constant) return false;
+      }
+      lo = op.args.size() > 1 ? ctx_.arg(op, 1).toScalar().toDouble() : -1.0;
+      hi = op.args.size() > 2 ? ctx_.arg(op, 2).toScalar().toDouble() : 1.0;
+    }
+    k.has_clamp = true;
+    k.clamp_lo = static_cast<float>(lo);
+    k.clamp_hi = static_cast<float>(hi);
+    k.output_slot = op.outputs[0];
+    k.epilogue_op = i;
+    window_of_slot_.erase(it);
+    return true;
+  }
+
+  bool try_window_kernel(int i) {
+    const GraphOp& op = g_.ops[static_cast<size_t>(i)];
+    bool conv = op.name == "aten::conv2d", pool = op.name == "aten::max_pool2d";
+    if (!conv && !pool) return false;
+    if (op.args.empty() || op.args[0].kind != Arg::Kind::Slot || op.outputs.size() != 1) return false;
+    for (const auto& a : op.args) {
+      if (a.kind == Arg::Kind::Sym) return false;
+    }
+    const at::Tensor& x = example_tensor(op.args[0].slot);
+    if (!slot_is_tensor(op.outputs[0])) return false;
+    const at::Tensor& y = example_tensor(op.outputs[0]);
+    if (x.scalar_type() != at::kFloat || x.dim() != 4 || y.dim() != 4 || !x.is_contiguous() || x.requires_grad()) return false;
+    WindowKernel k;
+    k.op = i;
+    k.input_slot = op.args[0].slot;
+    k.output_slot = op.outputs[0];
+    k.n = x.size(0), k.c = x.size(1), k.h = x.size(2), k.w = x.size(3), k.oh = y.size(2), k.ow = y.size(3);
+    auto pair = [&](size_t a, int64_t dflt, int64_t* p, int64_t* q) {
+      c10::IValue v = ctx_.arg(op, a);
+      if (!v.isIntList()) return false;
+      auto l = v.toIntVector();
+      if (l.empty()) l = {dflt, dflt};
+      if (l.size() == 1) l.push_back(l[0]);
+      if (l.size() != 2) return false;
+      *p = l[0], *q = l[1];
+      return true;
+    };
+    if (conv) {
+      if (op.args.size() < 7 || op.args[1].kind != Arg::Kind::Constant || !op.args[1].constant.isTensor()) return false;
+      at::Tensor w = op.args[1].constant.toTensor();
+      c10::IValue b = ctx_.arg(op, 2);
+      if (w.dim() != 4 || w.scalar_type() != at::kFloat) return false;
+      if (!b.isNone() && (!b.isTensor() || b.toTensor().scalar_type() != at::kFloat)) return false;
+      k.kh = w.size(2), k.kw = w.size(3);
+      if (!pair(3, 1, &k.sh, &k.sw) || !pair(4, 0, &k.ph, &k.pw) || !pair(5, 1, &k.dh, &k.dw)) return false;
+      for (const auto& a : op.args) {
+        if (a.kind == Arg::Kind::Slot && a.slot != k.input_slot) return false;
+      }
+      int64_t groups = ctx_.arg(op, 6).toInt();
+      bool depthwise = groups == k.c && w.size(0) == k.c && w.size(1) == 1 && y.size(1) == k.c;
+      bool pointwise = groups == 1 && k.kh == 1 && k.kw == 1 && k.sh == 1 && k.sw == 1 && k.ph == 0 && k.pw == 0 &&
+                       w.size(1) == k.c;
+      bool prepacked = !depthwise && !pointwise && groups == 1 && k.c >= 64 && at::hasMKLDNN();
+      if (!depthwise && !pointwise && !prepacked) return false;
+      k.kind = depthwise ? WindowKernel::Kind::DepthwiseConv2d
+               : pointwise ? WindowKernel::Kind::Conv1x1Gemm
+                           : WindowKernel::Kind::MkldnnConv;
+      k.weight_slot = static_cast<int>(out_.constants.size());
+      if (prepacked) {
+        try {
+          out_.constants.push_back(at::mkldnn_reorder_conv2d_weight(w.contiguous().to_mkldnn(), {k.ph, k.pw}, {k.sh, k.sw},
+                                                                    {k.dh, k.dw}, 1));
+        } catch (const std::exception&) {
+          return false;  // this oneDNN cannot take it: eager's convolution stays
+        }
+      } else {
+        out_.constants.push_back(w.contiguous());
+      }
+      if (b.isTensor()) {
+        k.bias_slot = static_cast<int>(out_.constants.size());
+        out_.constants.push_back(b.toTensor().contiguous());
+      }
+    } else {
+      if (op.args.size() < 6) return false;
+      if (!pair(1, 1, &k.kh, &k.kw) || !pair(2, 0, &k.sh, &k.sw) || !pair(3, 0, &k.ph, &k.pw) || !pair(4, 1, &k.dh, &k.dw)) return false;
+      if (ctx_.arg(op, 2).toIntVector().empty()) k.sh = k.kh, k.sw = k.kw;
+      k.kind = WindowKernel::Kind::MaxPool2d;
+    }
+    int s = op.args[0].slot;
+    if (slot_kernel_[static_cast<size_t>(s)] >= 0) close(slot_kernel_[static_cast<size_t>(s)]);
+    const char* what = !conv ? "max_pool2d"
+                       : k.kind == WindowKernel::Kind::Conv1x1Gemm ? "conv1x1_gemm"
+                       : k.kind == WindowKernel::Kind::MkldnnConv ? "conv2d_prepacked"
+                                                                     : "depthwise_conv2d";
+    k.name = fmt::format("n{}_{}", out_.program.window_kernels.size(), what);
+    window_of_slot_[k.output_slot] = static_cast<int>(out_.program.window_kernels.size());
+    out_.program.window_kernels.push_back(k);
+    out_.program.steps.push_back({Step::Kind::Window, static_cast<int>(out_.program.window_kernels.size()) - 1});
+    return true;
+  }
+
+  const CapturedGraph& g_;
+  const LowerContext& ctx_;
+  const std::vector<OpLowering>& lowerings_;
+  ScheduledProgram out_;
+  std::vector<std::unique_ptr<OpenKernel>> open_;
+  std::vector<int> slot_kernel_;
+  std::vector<std::vector<int>> readers_;
+  std::set<int> outputs_;
+  std::map<int, int> window_of_slot_;  // output slot -> native kernel, while it may take an epilogue
+};
+
+}  // namespace
+
+std::vector<OpLowering> lower_graph_ops(const CapturedGraph& graph, const LowerContext& ctx) {
+  std::vector<OpLowering> out;
+  out.reserve(graph.ops.size());
+  for (const auto& op : graph.ops) {
+    if (!op.name.empty() && op.name.back() == '_') {
+      OpLowering l;
+      l.reason = "in-place op on a value that is read afterwards (or a view, input or parameter)";
+      out.push_back(l);
+    } else {
+      out.push_back(classify_op(op, ctx));
+    }
+  }
+  return out;
+}
+
+ScheduledProgram schedule_graph(const CapturedGraph& graph, const LowerContext& ctx,
+                                const std::vector<OpLowering>& lowerings) {
+  return Scheduler(graph, ctx, lowerings).run();
+}
+
+}  // namespace tcprof

@@ -1,0 +1,38 @@
+// The fusion scheduler: walks the graph in order and groups lowerable ops into kernels.
+//   - an op joins the kernel of a producer (or of a sibling reading the same input) when it runs
+//     over the same index space: pointwise chains, a reduction with its prologue and epilogue
+//     (scale + mask + softmax; residual add + layer norm + its affine tail);
+//   - every op is computed once per element (no fusion recomputes work), and a kernel is closed
+//     as soon as anything outside it must read one of its values, so it runs before that reader;
+//   - values read outside a kernel become its outputs; everything else stays in registers;
+//   - depthwise convolutions and max pooling become directly generated kernels.
+// Ops that are not lowered stay extern steps.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "compiler/backends/cpp/lower/loop_ir.h"
+#include "compiler/backends/cpp/lower/lower_ops.h"
+
+namespace tcprof {
+
+struct FallbackOp {
+  int op = -1;
+  std::string reason;
+};
+
+struct ScheduledProgram {
+  LoopProgram program;
+  std::vector<at::Tensor> constants;  // KernelInput::constant and native weights index these
+  std::vector<FallbackOp> fallbacks;  // ops kept as LibTorch calls that are not extern by design
+};
+
+// The lowering decision for every op (the "lower" phase).
+std::vector<OpLowering> lower_graph_ops(const CapturedGraph& graph, const LowerContext& ctx);
+
+ScheduledProgram schedule_graph(const CapturedGraph& graph, const LowerContext& ctx,
+                                const std::vector<OpLowering>& lowerings);
+
+}  // namespace tcprof

@@ -1,0 +1,77 @@
+// CompiledModule: the runtime behind `tcprof run` and the C++ API. Each call walks frames: finds
+// the newest cache entry whose guards hold (or compiles one, recording why), runs its graph, and
+// at a graph break runs the breaking op eagerly and continues in the resume frame. Every compile,
+// guard failure, recompile, break and call is recorded in the run's store as it happens.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/backends/backend.h"
+#include "compiler/runtime/compile_options.h"
+#include "compiler/frontend/frame.h"
+#include "compiler/frontend/model_loader.h"
+#include "compiler/frontend/program.h"
+#include "compiler/frontend/tracer.h"
+#include "profiler/cpu_profiler.h"
+
+namespace tcprof {
+
+class RunWriter;
+
+struct RuntimeStats {
+  int64_t calls = 0, compiles = 0, recompiles = 0, guard_failures = 0, graph_breaks = 0,
+          eager_calls = 0, recompile_limit_hits = 0, cache_entries = 0, compile_failures = 0;
+  int64_t compile_ns = 0;
+};
+
+class CompiledModule {
+ public:
+  // `writer` may be null: nothing is recorded then. `profiler` (may be null) times every kernel,
+  // guard check and eager op of each call.
+  CompiledModule(const LoadedModel& model, CompileOptions options, RunWriter* writer,
+                 CpuProfiler* profiler = nullptr);
+  ~CompiledModule();
+
+  // Runs one call. Throws Error(Check) for fullgraph breaks and fail_on_recompile, Error(Input)
+  // when the model fails on the inputs.
+  c10::IValue call(const std::vector<c10::IValue>& inputs);
+
+  // The uncompiled module on the same inputs (the --verify reference).
+  c10::IValue call_eager(const std::vector<c10::IValue>& inputs);
+
+  const RuntimeStats& stats() const { return stats_; }
+  const std::vector<std::unique_ptr<Frame>>& frames() const { return frames_; }
+  const LoadedModel& model() const { return model_; }
+
+ private:
+  Frame& root_frame();
+  Frame& successor(Frame& from, const CacheEntry& entry, const std::vector<bool>& outcome);
+  CacheEntry* lookup(Frame& frame, const std::vector<c10::IValue>& values);
+  CacheEntry& compile(Frame& frame, const std::vector<c10::IValue>& values, const std::string& reason,
+                      std::vector<c10::IValue>* capture_outputs);
+  std::vector<c10::IValue> run_break(const EntryExit& exit, const std::vector<c10::IValue>& outputs,
+                                     const std::vector<c10::IValue>& frame_inputs);
+  void record_frame(Frame& frame);
+  void record_break(const CacheEntry& entry);
+  [[noreturn]] void fail_on_recompile(const Frame& frame, const std::vector<std::string>& messages,
+                                      const Guard* guard);
+
+  LoadedModel model_;
+  CompileOptions options_;
+  RunWriter* writer_;
+  CpuProfiler* profiler_;
+  KernelKey guard_key_, eager_call_key_;
+  Program program_;
+  Tracer tracer_;
+  std::unique_ptr<Backend> backend_;
+  std::vector<std::unique_ptr<Frame>> frames_;
+  RuntimeStats stats_;
+  int64_t call_id_ = 0;
+};
+
+// Builds the value a Return exit describes from the graph's outputs.
+c10::IValue build_result(const ResultTemplate& t, const std::vector<c10::IValue>& outputs,
+                         const SymBindings& bindings);
+
+}  // namespace tcprof
