@@ -22,6 +22,9 @@ struct RunInfo {
   std::string libtorch_version;
   std::string device = "cpu";
   std::string started_at;        // ISO-8601 UTC; filled with the current time when empty
+  std::string source = "tcprof";  // who recorded it: tcprof (a run of its own) | torch_trace (imported)
+  int rank = 0;                   // torch.distributed rank of an imported run; 0 otherwise
+  int world_size = 1;
 };
 
 struct FrameEvent {
@@ -35,12 +38,18 @@ struct FrameEvent {
 struct CompileEvent {
   Id id = 0;
   Id frame_id = 0;
-  std::string compile_id;  // "frame/attempt", like Dynamo's "0/1"
+  // "F/C", like Dynamo's "0/1": frame F's C-th compile (C counts recompiles of the frame, not
+  // attempts).
+  std::string compile_id;
   std::string reason;      // why this compile happened ("first call", or the recompile reason)
   int64_t start_ns = 0;
   int64_t duration_ns = 0;
-  std::string status = "ok";  // ok | failed | compile_failed | eager
+  // ok | failed | compile_failed | eager | incomplete (started, never finished: the job died)
+  std::string status = "ok";
   bool cache_hit = false;
+  // Restarts of this compile after a graph break (Dynamo's `attempt`): the kept graph, guards and
+  // code are the last attempt's. tcprof's own capture never restarts, so 0 for its runs.
+  int attempt = 0;
 };
 
 struct CompilePhaseEvent {
@@ -56,6 +65,18 @@ struct GraphEvent {
   int op_count = 0;
   std::string ir;
   std::string code;
+  // What stage the graph is: "captured" for tcprof's own; an import keeps PyTorch's stages
+  // (dynamo, aot_forward, aot_backward, aot_joint, inductor_post_grad, ddp_split).
+  std::string kind = "captured";
+  std::string fx_key = "";  // the FX graph cache key an import joins Kineto annotations on
+};
+
+// A user source file as the model's debug info (or an imported log) carried it, so readers show
+// source without the model file. `sha256` is of `text`.
+struct SourceEvent {
+  std::string file;
+  std::string sha256;
+  std::string text;
 };
 
 struct GraphBreakEvent {

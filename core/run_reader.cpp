@@ -72,6 +72,9 @@ constexpr const char* kRunColumns =
     "id, started_at, coalesce(finished_at,''), command, coalesce(model_path,''), "
     "coalesce(model_sha256,''), coalesce(stance,''), coalesce(config_json,''), "
     "coalesce(libtorch_version,''), coalesce(device,''), status, coalesce(dropped_events,0)";
+// Columns of schema 3; older files get the values their runs had (tcprof's own, one process).
+constexpr const char* kRunColumnsV3 = ", source, rank, world_size";
+constexpr const char* kRunColumnsV2 = ", 'tcprof', 0, 1";
 
 RunRow run_from(const Statement& st) {
   RunRow r;
@@ -87,19 +90,24 @@ RunRow run_from(const Statement& st) {
   r.device = st.text(9);
   r.status = st.text(10);
   r.dropped_events = st.int64(11);
+  r.source = st.text(12);
+  r.rank = static_cast<int>(st.int64(13));
+  r.world_size = static_cast<int>(st.int64(14));
   return r;
 }
 }  // namespace
 
 std::vector<RunRow> RunReader::runs() const {
-  auto st = db_->prepare(fmt::format("SELECT {} FROM runs ORDER BY id", kRunColumns));
+  auto st = db_->prepare(fmt::format("SELECT {}{} FROM runs ORDER BY id", kRunColumns,
+                                     schema_version_ >= 3 ? kRunColumnsV3 : kRunColumnsV2));
   std::vector<RunRow> out;
   while (st.step()) out.push_back(run_from(st));
   return out;
 }
 
 std::optional<RunRow> RunReader::run(Id run_id) const {
-  auto st = db_->prepare(fmt::format("SELECT {} FROM runs WHERE id=?", kRunColumns));
+  auto st = db_->prepare(fmt::format("SELECT {}{} FROM runs WHERE id=?", kRunColumns,
+                                     schema_version_ >= 3 ? kRunColumnsV3 : kRunColumnsV2));
   st.bind(1, run_id);
   if (!st.step()) return std::nullopt;
   return run_from(st);
@@ -156,15 +164,16 @@ std::vector<FrameRow> RunReader::frames(Id run_id) const {
 }
 
 std::vector<CompileRow> RunReader::compiles(Id run_id) const {
-  auto st = db_->prepare(
+  auto st = db_->prepare(fmt::format(
       "SELECT id, coalesce(frame_id,0), coalesce(compile_id,''), coalesce(reason,''), "
-      "coalesce(status,''), coalesce(start_ns,0), coalesce(duration_ns,0), coalesce(cache_hit,0) "
-      "FROM compiles WHERE run_id=? ORDER BY start_ns, id");
+      "coalesce(status,''), coalesce(start_ns,0), coalesce(duration_ns,0), coalesce(cache_hit,0), "
+      "{} FROM compiles WHERE run_id=? ORDER BY start_ns, id",
+      schema_version_ >= 3 ? "attempt" : "0"));
   st.bind(1, run_id);
   std::vector<CompileRow> out;
   while (st.step()) {
     out.push_back({st.int64(0), st.int64(1), st.text(2), st.text(3), st.text(4), st.int64(5),
-                   st.int64(6), st.int64(7) != 0});
+                   st.int64(6), st.int64(7) != 0, static_cast<int>(st.int64(8))});
   }
   return out;
 }
@@ -180,15 +189,16 @@ std::vector<CompilePhaseRow> RunReader::compile_phases(Id run_id) const {
 }
 
 std::vector<GraphRow> RunReader::graphs(Id run_id) const {
-  auto st = db_->prepare(
+  auto st = db_->prepare(fmt::format(
       "SELECT g.id, coalesce(g.compile_id,0), coalesce(c.compile_id,''), coalesce(g.op_count,0), "
-      "coalesce(g.ir,''), coalesce(g.code,'') FROM graphs g LEFT JOIN compiles c "
-      "ON c.id=g.compile_id WHERE g.run_id=? ORDER BY g.id");
+      "coalesce(g.ir,''), coalesce(g.code,''), {} FROM graphs g LEFT JOIN compiles c "
+      "ON c.id=g.compile_id WHERE g.run_id=? ORDER BY g.id",
+      schema_version_ >= 3 ? "g.kind, coalesce(g.fx_key,'')" : "'captured', ''"));
   st.bind(1, run_id);
   std::vector<GraphRow> out;
   while (st.step()) {
     out.push_back({st.int64(0), st.int64(1), st.text(2), static_cast<int>(st.int64(3)),
-                   st.text(4), st.text(5)});
+                   st.text(4), st.text(5), st.text(6), st.text(7)});
   }
   return out;
 }
@@ -559,6 +569,15 @@ std::vector<GraphBreakRow> RunReader::graph_breaks(Id run_id) const {
     r.stack_json = st.text(12);
     out.push_back(std::move(r));
   }
+  return out;
+}
+
+std::vector<SourceRow> RunReader::sources(Id run_id) const {
+  std::vector<SourceRow> out;
+  if (schema_version_ < 3) return out;
+  auto st = db_->prepare("SELECT file, sha256, text FROM sources WHERE run_id=? ORDER BY file");
+  st.bind(1, run_id);
+  while (st.step()) out.push_back({st.text(0), st.text(1), st.text(2)});
   return out;
 }
 

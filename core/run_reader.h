@@ -21,6 +21,8 @@ struct RunRow {
   std::string started_at, finished_at, command, model_path, model_sha256, stance, config_json,
       libtorch_version, device, status;
   int64_t dropped_events = 0;
+  std::string source = "tcprof";  // tcprof | torch_trace (imported)
+  int rank = 0, world_size = 1;
 };
 
 struct RunSummary {
@@ -60,6 +62,7 @@ struct CompileRow {
   std::string compile_label, reason, status;
   int64_t start_ns = 0, duration_ns = 0;
   bool cache_hit = false;
+  int attempt = 0;  // restarts after a graph break (imported runs)
 };
 
 struct CompilePhaseRow {
@@ -73,6 +76,12 @@ struct GraphRow {
   std::string compile_label;
   int op_count = 0;
   std::string ir, code;
+  std::string kind = "captured", fx_key;
+};
+
+// A user source file recorded with the run (schema 3; none in older files).
+struct SourceRow {
+  std::string file, sha256, text;
 };
 
 struct GuardRow {
@@ -177,6 +186,7 @@ class RunReader {
   std::vector<CallRow> calls(Id run_id) const;
   std::vector<StepRow> steps(Id run_id) const;
   std::vector<PerfHintRow> perf_hints(Id run_id) const;
+  std::vector<SourceRow> sources(Id run_id) const;  // by file name; empty before schema 3
 
   // Kernel aggregates by name, largest total first; optionally only kernels starting in `range`.
   // --profile summary rows count in fully; their median treats each row as `count` launches of

@@ -36,11 +36,12 @@ struct RunWriter::Statements {
       : frame(db.prepare("INSERT INTO frames(id, run_id, name, module_path, file, line) "
                          "VALUES (?,?,?,?,?,?)")),
         compile(db.prepare("INSERT INTO compiles(id, run_id, frame_id, compile_id, reason, "
-                           "start_ns, duration_ns, status, cache_hit) VALUES (?,?,?,?,?,?,?,?,?)")),
+                           "start_ns, duration_ns, status, cache_hit, attempt) "
+                           "VALUES (?,?,?,?,?,?,?,?,?,?)")),
         phase(db.prepare("INSERT INTO compile_phases(run_id, compile_id, phase, start_ns, "
                          "duration_ns) VALUES (?,?,?,?,?)")),
-        graph(db.prepare("INSERT INTO graphs(id, run_id, compile_id, op_count, ir, code) "
-                         "VALUES (?,?,?,?,?,?)")),
+        graph(db.prepare("INSERT INTO graphs(id, run_id, compile_id, op_count, ir, code, kind, "
+                         "fx_key) VALUES (?,?,?,?,?,?,?,?)")),
         graph_break(db.prepare(
             "INSERT INTO graph_breaks(run_id, compile_id, type, break_id, op, reason, hint, file, "
             "line, col, source, module_path, stack_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)")),
@@ -63,10 +64,11 @@ struct RunWriter::Statements {
             "INSERT INTO kernel_summaries(run_id, call_id, graph_id, name, kind, device, stream, "
             "start_ns, end_ns, count, total_ns, min_ns, max_ns, sum_sq_ns2) "
             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
-        counter(db.prepare("INSERT INTO run_counters(run_id, name, value) VALUES (?,?,?)")) {}
+        counter(db.prepare("INSERT INTO run_counters(run_id, name, value) VALUES (?,?,?)")),
+        source(db.prepare("INSERT INTO sources(run_id, file, sha256, text) VALUES (?,?,?,?)")) {}
 
   Statement frame, compile, phase, graph, graph_break, guard, guard_failure, recompile, call,
-      kernel, kernels, step, hint, kernel_summary, counter;
+      kernel, kernels, step, hint, kernel_summary, counter, source;
 };
 
 namespace {
@@ -102,12 +104,14 @@ RunWriter::RunWriter(const std::string& path, const RunInfo& info, Options optio
   {
     auto st = db_->prepare(
         "INSERT INTO runs(started_at, command, model_path, model_sha256, stance, config_json, "
-        "libtorch_version, device, status, host, pid) VALUES (?,?,?,?,?,?,?,?,'running',?,?)");
+        "libtorch_version, device, status, host, pid, source, rank, world_size) "
+        "VALUES (?,?,?,?,?,?,?,?,'running',?,?,?,?,?)");
     std::string started = info.started_at.empty() ? iso8601_utc_now() : info.started_at;
     std::string host = host_name();
     st.bind(1, started).bind(2, info.command).bind(3, info.model_path).bind(4, info.model_sha256);
     st.bind(5, info.stance).bind(6, info.config_json).bind(7, info.libtorch_version);
     st.bind(8, info.device).bind(9, host).bind(10, static_cast<int64_t>(getpid()));
+    st.bind(11, info.source).bind(12, info.rank).bind(13, info.world_size);
     st.run();
     run_id_ = db_->last_insert_rowid();
   }
@@ -310,13 +314,16 @@ uint64_t RunWriter::write_batch(std::vector<Event>& events, std::vector<KernelEv
           } else if constexpr (std::is_same_v<T, CompileEvent>) {
             s.compile.bind(1, e.id).bind(2, run).bind(3, e.frame_id).bind(4, e.compile_id);
             s.compile.bind(5, e.reason).bind(6, e.start_ns).bind(7, e.duration_ns);
-            s.compile.bind(8, e.status).bind(9, e.cache_hit ? 1 : 0).run();
+            s.compile.bind(8, e.status).bind(9, e.cache_hit ? 1 : 0).bind(10, e.attempt).run();
           } else if constexpr (std::is_same_v<T, CompilePhaseEvent>) {
             s.phase.bind(1, run).bind(2, e.compile_id).bind(3, e.phase).bind(4, e.start_ns);
             s.phase.bind(5, e.duration_ns).run();
           } else if constexpr (std::is_same_v<T, GraphEvent>) {
             s.graph.bind(1, e.id).bind(2, run).bind(3, e.compile_id).bind(4, e.op_count);
-            s.graph.bind(5, e.ir).bind(6, e.code).run();
+            s.graph.bind(5, e.ir).bind(6, e.code).bind(7, e.kind);
+            if (e.fx_key.empty()) s.graph.bind_null(8);
+            else s.graph.bind(8, e.fx_key);
+            s.graph.run();
           } else if constexpr (std::is_same_v<T, GraphBreakEvent>) {
             s.graph_break.bind(1, run).bind(2, e.compile_id).bind(3, e.type).bind(4, e.break_id);
             s.graph_break.bind(5, e.op).bind(6, e.reason).bind(7, e.hint).bind(8, e.file);
@@ -344,6 +351,8 @@ uint64_t RunWriter::write_batch(std::vector<Event>& events, std::vector<KernelEv
             s.hint.bind(5, e.message).bind(6, e.file).bind(7, e.line).run();
           } else if constexpr (std::is_same_v<T, CounterEvent>) {
             s.counter.bind(1, run).bind(2, e.name).bind(3, e.value).run();
+          } else if constexpr (std::is_same_v<T, SourceEvent>) {
+            s.source.bind(1, run).bind(2, e.file).bind(3, e.sha256).bind(4, e.text).run();
           }
         },
         ev);

@@ -67,6 +67,7 @@ class RunWriter {
   void record(const KernelEvent& e);
   void record(const KernelSummaryEvent& e);
   void record(CounterEvent e) { push(std::move(e)); }
+  void record(SourceEvent e) { push(std::move(e)); }
 
   // Blocks until everything recorded before the call is committed.
   void flush();
@@ -79,7 +80,7 @@ class RunWriter {
  private:
   using Event = std::variant<FrameEvent, CompileEvent, CompilePhaseEvent, GraphEvent,
                              GraphBreakEvent, GuardEvent, GuardFailureEvent, RecompileEvent,
-                             CallEvent, StepEvent, PerfHintEvent, CounterEvent>;
+                             CallEvent, StepEvent, PerfHintEvent, CounterEvent, SourceEvent>;
   struct Statements;
   // Queues are sharded by thread so that recording threads rarely share a lock or a cache line.
   struct alignas(64) Shard {

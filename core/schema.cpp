@@ -9,7 +9,7 @@ namespace tcprof {
 namespace {
 
 // Ids of referenced entities are assigned by the writer (see events.h); the rest are rowids.
-constexpr const char* kSchemaSql = R"sql(
+constexpr const char* kSchemaV1Sql = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE runs(
   id INTEGER PRIMARY KEY, started_at TEXT NOT NULL, finished_at TEXT, command TEXT NOT NULL,
@@ -74,6 +74,22 @@ CREATE TABLE IF NOT EXISTS run_counters(
   id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, name TEXT NOT NULL, value INTEGER);
 )sql";
 
+// Version 3: imported runs (PyTorch TORCH_TRACE logs, Kineto traces) and the user's sources.
+// Columns are added to older files in place; rows written before keep the defaults, which are
+// what those runs were (recorded by tcprof, one process, no restarts, captured graphs).
+constexpr const char* kSchemaV3Sql = R"sql(
+ALTER TABLE runs ADD COLUMN source TEXT NOT NULL DEFAULT 'tcprof';
+ALTER TABLE runs ADD COLUMN rank INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN world_size INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE compiles ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE graphs ADD COLUMN kind TEXT NOT NULL DEFAULT 'captured';
+ALTER TABLE graphs ADD COLUMN fx_key TEXT;
+CREATE TABLE IF NOT EXISTS sources(
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, file TEXT NOT NULL, sha256 TEXT NOT NULL,
+  text TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS sources_by_run ON sources(run_id, file);
+)sql";
+
 bool has_table(Database& db, const char* name) {
   auto st = db.prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?");
   st.bind(1, name);
@@ -131,23 +147,22 @@ int validate_schema(Database& db) {
 }
 
 void create_or_validate_schema(Database& db) {
+  if (read_version(db) == kSchemaVersion) return;
+  // Under the write lock (BEGIN IMMEDIATE) read again: another process may have created or
+  // upgraded the file since, and each step below must run exactly once.
+  Transaction tx(db);
   int version = read_version(db);
   if (version == kSchemaVersion) return;
-  Transaction tx(db);
-  if (version != 0) {  // an older file: add the newer tables, then say so in meta
-    db.exec(kSchemaV2Sql);
-    auto st = db.prepare("UPDATE meta SET value=? WHERE key='schema_version'");
-    st.bind(1, std::to_string(kSchemaVersion)).run();
-    tx.commit();
-    return;
-  }
-  if (table_count(db) == 0) {  // re-check under the write lock: another process may have won
-    db.exec(kSchemaSql);
-    db.exec(kSchemaV2Sql);
+  if (version == 0) {
+    db.exec(kSchemaV1Sql);
     auto st = db.prepare("INSERT INTO meta(key, value) VALUES (?, ?)");
-    st.bind(1, "schema_version").bind(2, std::to_string(kSchemaVersion)).run();
+    st.bind(1, "schema_version").bind(2, "1").run();
     st.bind(1, "created_by").bind(2, "tcprof").run();
   }
+  if (version < 2) db.exec(kSchemaV2Sql);
+  if (version < 3) db.exec(kSchemaV3Sql);
+  auto st = db.prepare("UPDATE meta SET value=? WHERE key='schema_version'");
+  st.bind(1, std::to_string(kSchemaVersion)).run();
   tx.commit();
 }
 

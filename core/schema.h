@@ -8,7 +8,9 @@ namespace tcprof {
 class Database;
 
 // 2: kernel_summaries (--profile summary aggregates) and run_counters (e.g. CUPTI dropped records).
-constexpr int kSchemaVersion = 2;
+// 3: sources (user source files), runs.source/rank/world_size, compiles.attempt, graphs.kind/fx_key
+//    (imported PyTorch runs); compile status `incomplete`, kernel kind `autotune`.
+constexpr int kSchemaVersion = 3;
 
 // Creates the tables when the file is new. Throws Error(Input) naming the file when it holds
 // another application's tables or a schema newer than this build understands.

@@ -22,6 +22,9 @@ RunInfo test_info() {
   info.config_json = R"({"iters":3})";
   info.libtorch_version = "1.13.0";
   info.started_at = "2026-01-02T03:04:05Z";
+  info.source = "torch_trace";
+  info.rank = 1;
+  info.world_size = 2;
   return info;
 }
 
@@ -40,10 +43,11 @@ TEST(StoreRoundTrip, EveryEventTypeComesBack) {
     call = w.next_id();
     w.record(FrameEvent{frame, "forward", "blocks.0", "model.py", 12});
     w.record(CompileEvent{compile, frame, "0/0", "first call", 100, 50, "ok", false});
-    w.record(CompileEvent{compile2, frame, "0/1", "size changed", 300, 20, "ok", true});
+    w.record(CompileEvent{compile2, frame, "0/1", "size changed", 300, 20, "incomplete", true, 2});
     w.record(CompilePhaseEvent{compile, "capture", 100, 10});
     w.record(CompilePhaseEvent{compile, "codegen", 110, 40});
-    w.record(GraphEvent{graph, compile, 7, "ir text", "code text"});
+    w.record(GraphEvent{graph, compile, 7, "ir text", "code text", "aot_forward", "fx-key-1"});
+    w.record(SourceEvent{"/src/model.py", "f00d", "import torch\n"});
     w.record(GraphBreakEvent{compile, "side_effect", "TCB0001", "prim::Print", "print() in forward",
                              "remove print()", "model.py", 20, 5, "    print(x)", "blocks.0",
                              R"([{"file":"model.py","line":20}])"});
@@ -82,6 +86,9 @@ TEST(StoreRoundTrip, EveryEventTypeComesBack) {
   EXPECT_EQ(runs[0].model_sha256, "abc123");
   EXPECT_EQ(runs[0].config_json, R"({"iters":3})");
   EXPECT_EQ(runs[0].started_at, "2026-01-02T03:04:05Z");
+  EXPECT_EQ(runs[0].source, "torch_trace");
+  EXPECT_EQ(runs[0].rank, 1);
+  EXPECT_EQ(runs[0].world_size, 2);
   EXPECT_FALSE(runs[0].finished_at.empty());
 
   auto s = r.summary(run_id);
@@ -109,6 +116,15 @@ TEST(StoreRoundTrip, EveryEventTypeComesBack) {
   ASSERT_EQ(compiles.size(), 2u);
   EXPECT_EQ(compiles[0].compile_label, "0/0");
   EXPECT_TRUE(compiles[1].cache_hit);
+  EXPECT_EQ(compiles[0].attempt, 0);
+  EXPECT_EQ(compiles[1].attempt, 2);
+  EXPECT_EQ(compiles[1].status, "incomplete");
+
+  auto sources = r.sources(run_id);
+  ASSERT_EQ(sources.size(), 1u);
+  EXPECT_EQ(sources[0].file, "/src/model.py");
+  EXPECT_EQ(sources[0].sha256, "f00d");
+  EXPECT_EQ(sources[0].text, "import torch\n");
 
   auto phases = r.compile_phases(run_id);
   ASSERT_EQ(phases.size(), 2u);
@@ -118,6 +134,8 @@ TEST(StoreRoundTrip, EveryEventTypeComesBack) {
   auto graphs = r.graphs(run_id);
   ASSERT_EQ(graphs.size(), 1u);
   EXPECT_EQ(graphs[0].compile_label, "0/0");
+  EXPECT_EQ(graphs[0].kind, "aot_forward");
+  EXPECT_EQ(graphs[0].fx_key, "fx-key-1");
   EXPECT_EQ(graphs[0].op_count, 7);
   EXPECT_EQ(graphs[0].code, "code text");
 

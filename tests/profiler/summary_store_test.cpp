@@ -22,7 +22,10 @@ RunInfo info() {
 // Turns a fresh file back into what schema 1 wrote.
 void downgrade_to_v1(const std::string& path) {
   Database db(path, Database::Mode::ReadWriteCreate);
-  db.exec("DROP TABLE kernel_summaries; DROP TABLE run_counters;");
+  db.exec("DROP TABLE kernel_summaries; DROP TABLE run_counters; DROP TABLE sources;");
+  db.exec("ALTER TABLE runs DROP COLUMN source; ALTER TABLE runs DROP COLUMN rank; "
+          "ALTER TABLE runs DROP COLUMN world_size; ALTER TABLE compiles DROP COLUMN attempt; "
+          "ALTER TABLE graphs DROP COLUMN kind; ALTER TABLE graphs DROP COLUMN fx_key;");
   db.exec("UPDATE meta SET value='1' WHERE key='schema_version'");
 }
 
