@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
                 "(%lld kernels, %d timeline items painted, %d table rows); longest UI-thread stall while "
                 "loading %lld ms\n",
                 round + 1, static_cast<long long>(loaded), static_cast<long long>(timer.elapsed() - loaded), total,
-                static_cast<long long>(window.currentRun()->summary.kernels),
+                static_cast<long long>(window.currentRun()->summary.counts.kernels),
                 window.kernels()->timeline()->lastPaintItems(), window.kernels()->table()->model()->rowCount(),
                 static_cast<long long>(longest_gap));
   }

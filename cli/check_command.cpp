@@ -10,9 +10,10 @@
 #include <fmt/format.h>
 #include <torch/csrc/jit/runtime/print_handler.h>
 
+#include "analysis/gate.h"
+#include "analysis/source_index.h"
 #include "cli/baseline.h"
 #include "cli/commands.h"
-#include "cli/gate.h"
 #include "cli/gate_format.h"
 #include "cli/model_command.h"
 #include "cli/progress.h"
@@ -23,6 +24,8 @@
 
 namespace tcprof::cli {
 namespace {
+
+using namespace tcprof::analysis;
 
 struct CheckOptions {
   ModelOptions model;  // model.model is the MODEL or the DB
@@ -163,7 +166,8 @@ void check(CheckOptions o) {
     }
   }
   GateResult result = evaluate_gate(run, baseline ? &*baseline : nullptr,
-                                    GateLimits{o.max_graph_breaks, o.max_recompiles});
+                                    GateLimits{o.max_graph_breaks, o.max_recompiles},
+                                    SourceIndex::of_run(reader, run.run_id));
   GateContext context{o.baseline, db_path, run.run.model_path.empty() ? o.model.model : run.run.model_path,
                       update_command(o)};
   if (o.format == "json") {

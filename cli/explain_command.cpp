@@ -4,13 +4,12 @@
 // database it records.
 #include <algorithm>
 #include <iostream>
-#include <map>
-#include <set>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/break_sites.h"
 #include "cli/commands.h"
 #include "cli/model_command.h"
 #include "cli/text_format.h"
@@ -27,14 +26,30 @@ struct ExplainOptions {
   int64_t iters = 1;
 };
 
-struct SiteGroup {
-  const GraphBreakSite* site = nullptr;
-  int64_t count = 0;
-  std::set<std::string> module_paths;
-};
-
-std::string site_key(const GraphBreakSite& s) {
-  return fmt::format("{}|{}|{}|{}", break_info(s.cause).id, s.loc.file, s.loc.line, s.loc.col);
+// The module's breaks as the store records them, so they group into sites as every reader
+// groups them (analysis/break_sites.h).
+std::vector<GraphBreakRow> break_rows(const CompiledModule& m) {
+  std::vector<GraphBreakRow> rows;
+  for (const auto& frame : m.frames()) {
+    for (const auto& entry : frame->entries) {
+      if (entry->exit.kind != EntryExit::Kind::Break) continue;
+      const GraphBreakSite& s = entry->exit.site;
+      const BreakInfo& info = break_info(s.cause);
+      GraphBreakRow r;
+      r.type = std::string(info.type);
+      r.break_id = std::string(info.id);
+      r.op = s.op;
+      r.reason = s.reason;
+      r.hint = std::string(info.hint);
+      r.file = s.loc.file;
+      r.line = s.loc.line;
+      r.col = s.loc.col;
+      r.source = s.loc.text;
+      r.module_path = s.module_path;
+      rows.push_back(std::move(r));
+    }
+  }
+  return rows;
 }
 
 json explain_json(const CompiledModule& m, const std::string& db) {
@@ -93,23 +108,16 @@ std::string op_summary(const CapturedGraph& g, size_t width) {
 std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const std::string& db) {
   fmt::memory_buffer out;
   auto w = std::back_inserter(out);
-  int64_t graphs = 0, ops = 0, breaks = 0;
-  std::map<std::string, SiteGroup> sites;
-  std::vector<std::string> order;
+  int64_t graphs = 0, ops = 0;
   for (const auto& frame : m.frames()) {
     for (const auto& entry : frame->entries) {
       ++graphs;
       ops += static_cast<int64_t>(entry->graph.op_count());
-      if (entry->exit.kind != EntryExit::Kind::Break) continue;
-      ++breaks;
-      std::string key = site_key(entry->exit.site);
-      auto& group = sites[key];
-      if (!group.site) order.push_back(key);
-      group.site = &entry->exit.site;
-      ++group.count;
-      group.module_paths.insert(entry->exit.site.module_path.empty() ? "<root>" : entry->exit.site.module_path);
     }
   }
+  std::vector<GraphBreakRow> rows = break_rows(m);
+  auto breaks = static_cast<int64_t>(rows.size());
+  std::vector<analysis::BreakSite> sites = analysis::group_break_sites(rows);
   fmt::format_to(w, "tcprof explain {} ({}, {})\n", o.model.model, fmt::join(o.model.inputs, " "),
                  text::plural(o.iters, "call", "calls"));
   fmt::format_to(w, "  {} · {} at {} · {} · compile {}\n",
@@ -121,18 +129,13 @@ std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const
   }
   if (!sites.empty()) {
     fmt::format_to(w, "\nGraph breaks\n");
-    for (const auto& key : order) {
-      const SiteGroup& g = sites[key];
-      const GraphBreakSite& s = *g.site;
-      const BreakInfo& info = break_info(s.cause);
-      std::string paths;
-      for (const auto& p : g.module_paths) paths += (paths.empty() ? "" : ", ") + p;
-      fmt::format_to(w, "  {}x {} {} at {}\n", g.count, info.id, info.type,
-                     text::fit(text::location(s.loc.file, s.loc.line, s.loc.col), 52));
-      if (paths != "<root>") fmt::format_to(w, "     in {}\n", text::fit(paths, 72));
-      if (!s.loc.text.empty()) fmt::format_to(w, "     | {}\n", text::fit(text::trim(s.loc.text), 70));
+    for (const auto& s : sites) {
+      fmt::format_to(w, "  {}x {} {} at {}\n", s.count, s.break_id, s.type,
+                     text::fit(text::location(s.file, s.line, s.col), 52));
+      if (!s.module_path.empty()) fmt::format_to(w, "     in {}\n", text::fit(s.module_path, 72));
+      if (!s.source.empty()) fmt::format_to(w, "     | {}\n", text::fit(text::trim(s.source), 70));
       fmt::format_to(w, "     {}\n", text::fit(s.reason, 74));
-      fmt::format_to(w, "     hint: {}\n", text::fit(info.hint, 68));
+      fmt::format_to(w, "     hint: {}\n", text::fit(s.hint, 68));
     }
   }
   fmt::format_to(w, "\nGraphs\n");

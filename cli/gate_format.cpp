@@ -7,6 +7,9 @@
 #include "cli/text_format.h"
 
 namespace tcprof::cli {
+
+using namespace tcprof::analysis;
+
 namespace {
 
 using nlohmann::json;

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/gate.h"
+#include "analysis/gate.h"
 
 namespace tcprof::cli {
 
@@ -17,10 +17,10 @@ struct GateContext {
   std::string update_command;  // the command that rewrites the baseline
 };
 
-std::string gate_text(const GateResult& r, const GateContext& c);
-nlohmann::json gate_json(const GateResult& r, const GateContext& c);
-std::string gate_junit(const GateResult& r, const GateContext& c);
-std::string gate_github(const GateResult& r, const GateContext& c);
+std::string gate_text(const analysis::GateResult& r, const GateContext& c);
+nlohmann::json gate_json(const analysis::GateResult& r, const GateContext& c);
+std::string gate_junit(const analysis::GateResult& r, const GateContext& c);
+std::string gate_github(const analysis::GateResult& r, const GateContext& c);
 
 std::string xml_escape(std::string_view s);
 

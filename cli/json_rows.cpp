@@ -22,12 +22,13 @@ json run(const RunRow& r) {
           {"dropped_events", r.dropped_events}};
 }
 
-json summary(const RunSummary& s) {
+json summary(const analysis::RunSummary& m) {
+  const RunCounts& s = m.counts;
   return {{"frames", s.frames},
           {"compiles", s.compiles},
           {"graphs", s.graphs},
           {"graph_breaks", s.graph_breaks},
-          {"break_sites", s.break_sites},
+          {"break_sites", m.break_sites},
           {"guards", s.guards},
           {"guard_failures", s.guard_failures},
           {"recompiles", s.recompiles},
@@ -38,11 +39,11 @@ json summary(const RunSummary& s) {
           {"steps", s.steps},
           {"perf_hints", s.perf_hints},
           {"compile_time_ms", static_cast<double>(s.compile_time_ns) / 1e6},
-          {"ms_per_call", s.ms_per_call},
-          {"ms_per_step", s.ms_per_step}};
+          {"ms_per_call", m.ms_per_call},
+          {"ms_per_step", m.ms_per_step}};
 }
 
-json break_site(const BreakSite& b) {
+json break_site(const analysis::BreakSite& b) {
   json stack = json::parse(b.stack_json.empty() ? "[]" : b.stack_json, nullptr, false);
   if (stack.is_discarded()) stack = json::array();
   return {{"type", b.type},   {"id", b.break_id},     {"op", b.op},
@@ -66,7 +67,7 @@ json recompile(const RecompileRow& r) {
           {"cache_size", r.cache_size}, {"guard_failures", failures}};
 }
 
-json kernel_stats(const KernelStats& k) {
+json kernel_stats(const analysis::KernelStats& k) {
   return {{"name", k.name},          {"kind", k.kind},
           {"device", k.device},      {"time_percent", k.time_percent},
           {"total_ns", k.total_ns},  {"instances", k.instances},

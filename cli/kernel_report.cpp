@@ -4,6 +4,7 @@
 #include <iterator>
 #include <set>
 
+#include "analysis/kernel_stats.h"
 #include "cli/json_rows.h"
 #include "cli/text_format.h"
 
@@ -74,7 +75,7 @@ void write_kernel_report(fmt::memory_buffer& out, const RunReader& reader, Id ru
                      text::count(value));
     }
   }
-  auto stats = reader.kernel_stats(run_id);
+  auto stats = analysis::kernel_stats(reader, run_id);
   if (stats.empty()) {
     fmt::format_to(o, "\n  No kernels recorded (was the run made with --profile off?)\n");
     return;
@@ -132,7 +133,7 @@ void write_kernel_report(fmt::memory_buffer& out, const RunReader& reader, Id ru
 nlohmann::json kernel_report_json(const RunReader& reader, Id run_id) {
   using nlohmann::json;
   json kernels = json::array();
-  for (const auto& k : reader.kernel_stats(run_id)) kernels.push_back(json_rows::kernel_stats(k));
+  for (const auto& k : analysis::kernel_stats(reader, run_id)) kernels.push_back(json_rows::kernel_stats(k));
   json graphs = json::array();
   int64_t host_ns = 0;
   for (const auto& g : reader.graph_kernel_times(run_id)) {

@@ -8,6 +8,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/break_sites.h"
+#include "analysis/kernel_stats.h"
+#include "analysis/recompiles.h"
+#include "analysis/run_summary.h"
 #include "cli/commands.h"
 #include "cli/json_rows.h"
 #include "cli/kernel_report.h"
@@ -38,24 +42,25 @@ std::vector<RunRow> selected_runs(const RunReader& reader, const ReportOptions& 
   return {*it};
 }
 
-void write_counts(fmt::memory_buffer& out, const RunSummary& s) {
+void write_counts(fmt::memory_buffer& out, const analysis::RunSummary& summary) {
+  const RunCounts& s = summary.counts;
   auto o = std::back_inserter(out);
   fmt::format_to(o, "  calls {} (eager {}) · {}/call", text::count(s.calls),
-                 text::count(s.eager_calls), text::duration(s.ms_per_call * 1e6));
+                 text::count(s.eager_calls), text::duration(summary.ms_per_call * 1e6));
   if (s.kernels > 0) fmt::format_to(o, " · kernels {}", text::count(s.kernels));
   fmt::format_to(o, "\n  compiles {} ({}) · recompiles {} · guard failures {}\n",
                  text::count(s.compiles), text::duration(static_cast<double>(s.compile_time_ns)),
                  text::count(s.recompiles), text::count(s.guard_failures));
   fmt::format_to(o, "  graphs {} · graph breaks {} at {}", text::count(s.graphs),
-                 text::count(s.graph_breaks), text::plural(s.break_sites, "site", "sites"));
+                 text::count(s.graph_breaks), text::plural(summary.break_sites, "site", "sites"));
   if (s.steps > 0) {
     fmt::format_to(o, " · steps {} · {}/step", text::count(s.steps),
-                   text::duration(s.ms_per_step * 1e6));
+                   text::duration(summary.ms_per_step * 1e6));
   }
   out.push_back('\n');
 }
 
-void write_breaks(fmt::memory_buffer& out, const std::vector<BreakSite>& sites, size_t top) {
+void write_breaks(fmt::memory_buffer& out, const std::vector<analysis::BreakSite>& sites, size_t top) {
   if (sites.empty()) return;
   fmt::format_to(std::back_inserter(out), "\n  Graph breaks ({})\n", text::plural(static_cast<int64_t>(sites.size()), "site", "sites"));
   for (size_t i = 0; i < std::min(top, sites.size()); ++i) {
@@ -87,7 +92,7 @@ void write_recompiles(fmt::memory_buffer& out, const std::vector<RecompileRow>& 
   if (recompiles.size() > top) fmt::format_to(std::back_inserter(out), "    … {} more\n", recompiles.size() - top);
 }
 
-void write_kernels(fmt::memory_buffer& out, const std::vector<KernelStats>& kernels, size_t top) {
+void write_kernels(fmt::memory_buffer& out, const std::vector<analysis::KernelStats>& kernels, size_t top) {
   if (kernels.empty()) return;
   fmt::format_to(std::back_inserter(out), "\n  Kernels (top {} of {} by total time)\n",
                  std::min(top, kernels.size()), kernels.size());
@@ -138,11 +143,11 @@ std::string render_text(const RunReader& reader, const std::vector<RunRow>& runs
     if (run.dropped_events > 0) {
       fmt::format_to(std::back_inserter(out), "  warning: {} events were not written\n", run.dropped_events);
     }
-    write_counts(out, reader.summary(run.id));
-    write_breaks(out, reader.break_sites(run.id), top);
-    write_recompiles(out, reader.recompiles(run.id), top);
-    write_shape_advice_text(out, shape_advice(reader, run.id));
-    write_kernels(out, reader.kernel_stats(run.id), top);
+    write_counts(out, analysis::summarize_run(reader, run.id));
+    write_breaks(out, analysis::break_sites(reader, run.id), top);
+    write_recompiles(out, analysis::recompiles_with_failures(reader, run.id), top);
+    write_shape_advice_text(out, analysis::shape_advice(reader, run.id));
+    write_kernels(out, analysis::kernel_stats(reader, run.id), top);
     write_steps(out, reader.steps(run.id));
     write_hints(out, reader.perf_hints(run.id), top);
   }
@@ -155,16 +160,16 @@ nlohmann::json render_json(const RunReader& reader, const std::vector<RunRow>& r
   json jruns = json::array();
   for (const auto& run : runs) {
     json j = json_rows::run(run);
-    j["summary"] = json_rows::summary(reader.summary(run.id));
+    j["summary"] = json_rows::summary(analysis::summarize_run(reader, run.id));
     json breaks = json::array();
-    for (const auto& b : reader.break_sites(run.id)) breaks.push_back(json_rows::break_site(b));
+    for (const auto& b : analysis::break_sites(reader, run.id)) breaks.push_back(json_rows::break_site(b));
     j["break_sites"] = breaks;
     json recompiles = json::array();
-    for (const auto& r : reader.recompiles(run.id)) recompiles.push_back(json_rows::recompile(r));
+    for (const auto& r : analysis::recompiles_with_failures(reader, run.id)) recompiles.push_back(json_rows::recompile(r));
     j["recompiles"] = recompiles;
-    j["shape_advice"] = shape_advice_json(shape_advice(reader, run.id));
+    j["shape_advice"] = shape_advice_json(analysis::shape_advice(reader, run.id));
     json kernels = json::array();
-    auto stats = reader.kernel_stats(run.id);
+    auto stats = analysis::kernel_stats(reader, run.id);
     for (size_t i = 0; i < std::min(top, stats.size()); ++i) kernels.push_back(json_rows::kernel_stats(stats[i]));
     j["kernels"] = kernels;
     json steps = json::array();

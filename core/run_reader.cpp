@@ -1,9 +1,7 @@
 #include "core/run_reader.h"
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -13,37 +11,6 @@
 
 namespace tcprof {
 namespace {
-
-double median_of(std::vector<int64_t>& v) {
-  if (v.empty()) return 0;
-  size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(mid), v.end());
-  double upper = static_cast<double>(v[mid]);
-  if (v.size() % 2 == 1) return upper;
-  double lower = static_cast<double>(*std::max_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(mid)));
-  return (lower + upper) / 2;
-}
-
-// Median of single durations and (value, weight) pairs; the lower middle value for even totals
-// is averaged with the upper one, as median_of does.
-double weighted_median(const std::vector<int64_t>& singles,
-                       std::vector<std::pair<double, int64_t>> weighted) {
-  for (int64_t d : singles) weighted.emplace_back(static_cast<double>(d), 1);
-  std::sort(weighted.begin(), weighted.end());
-  int64_t total = 0;
-  for (const auto& w : weighted) total += w.second;
-  if (total == 0) return 0;
-  auto value_at = [&](int64_t rank) {  // 0-based rank
-    int64_t seen = 0;
-    for (const auto& w : weighted) {
-      seen += w.second;
-      if (rank < seen) return w.first;
-    }
-    return weighted.back().first;
-  };
-  if (total % 2 == 1) return value_at(total / 2);
-  return (value_at(total / 2 - 1) + value_at(total / 2)) / 2;
-}
 
 int64_t count_of(Database& db, const char* sql, Id run_id) {
   auto st = db.prepare(sql);
@@ -113,17 +80,13 @@ std::optional<RunRow> RunReader::run(Id run_id) const {
   return run_from(st);
 }
 
-RunSummary RunReader::summary(Id run_id) const {
+RunCounts RunReader::counts(Id run_id) const {
   Database& db = *db_;
-  RunSummary s;
+  RunCounts s;
   s.frames = count_of(db, "SELECT count(*) FROM frames WHERE run_id=?", run_id);
   s.compiles = count_of(db, "SELECT count(*) FROM compiles WHERE run_id=?", run_id);
   s.graphs = count_of(db, "SELECT count(*) FROM graphs WHERE run_id=?", run_id);
   s.graph_breaks = count_of(db, "SELECT count(*) FROM graph_breaks WHERE run_id=?", run_id);
-  s.break_sites = count_of(db,
-                           "SELECT count(*) FROM (SELECT 1 FROM graph_breaks WHERE run_id=? "
-                           "GROUP BY type, break_id, op, file, line, col, module_path)",
-                           run_id);
   s.guards = count_of(db, "SELECT count(*) FROM guards WHERE run_id=?", run_id);
   s.guard_failures = count_of(db, "SELECT count(*) FROM guard_failures WHERE run_id=?", run_id);
   s.recompiles = count_of(db, "SELECT count(*) FROM recompiles WHERE run_id=?", run_id);
@@ -137,17 +100,6 @@ RunSummary RunReader::summary(Id run_id) const {
   s.perf_hints = count_of(db, "SELECT count(*) FROM perf_hints WHERE run_id=?", run_id);
   s.compile_time_ns =
       count_of(db, "SELECT coalesce(sum(duration_ns),0) FROM compiles WHERE run_id=?", run_id);
-  auto durations = [&](const char* sql) {
-    std::vector<int64_t> v;
-    auto st = db.prepare(sql);
-    st.bind(1, run_id);
-    while (st.step()) v.push_back(st.int64(0));
-    return v;
-  };
-  auto call_ns = durations("SELECT duration_ns FROM calls WHERE run_id=?");
-  s.ms_per_call = median_of(call_ns) / 1e6;
-  auto step_ns = durations("SELECT duration_ns FROM steps WHERE run_id=?");
-  s.ms_per_step = median_of(step_ns) / 1e6;
   return s;
 }
 
@@ -216,34 +168,6 @@ std::vector<GuardRow> RunReader::guards(Id run_id) const {
   return out;
 }
 
-std::vector<BreakSite> RunReader::break_sites(Id run_id) const {
-  auto st = db_->prepare(
-      "SELECT coalesce(type,''), coalesce(break_id,''), coalesce(op,''), min(coalesce(reason,'')), "
-      "min(coalesce(hint,'')), coalesce(file,''), coalesce(line,0), coalesce(col,0), "
-      "min(coalesce(source,'')), coalesce(module_path,''), min(coalesce(stack_json,'[]')), "
-      "count(*) FROM graph_breaks WHERE run_id=? "
-      "GROUP BY 1, 2, 3, 6, 7, 8, 10 ORDER BY count(*) DESC, 6, 7, 8");
-  st.bind(1, run_id);
-  std::vector<BreakSite> out;
-  while (st.step()) {
-    BreakSite b;
-    b.type = st.text(0);
-    b.break_id = st.text(1);
-    b.op = st.text(2);
-    b.reason = st.text(3);
-    b.hint = st.text(4);
-    b.file = st.text(5);
-    b.line = static_cast<int>(st.int64(6));
-    b.col = static_cast<int>(st.int64(7));
-    b.source = st.text(8);
-    b.module_path = st.text(9);
-    b.stack_json = st.text(10);
-    b.count = st.int64(11);
-    out.push_back(std::move(b));
-  }
-  return out;
-}
-
 std::vector<GuardFailureRow> RunReader::guard_failures(Id run_id) const {
   auto st = db_->prepare(
       "SELECT f.call_id, f.compile_id, f.guard_id, coalesce(c.compile_id,''), "
@@ -279,7 +203,6 @@ std::vector<RecompileRow> RunReader::recompiles(Id run_id) const {
       "LEFT JOIN frames fr ON fr.id=r.frame_id WHERE r.run_id=? ORDER BY r.id");
   st.bind(1, run_id);
   std::vector<RecompileRow> out;
-  std::unordered_map<Id, std::vector<size_t>> by_call;
   while (st.step()) {
     RecompileRow r;
     r.id = st.int64(0);
@@ -290,22 +213,7 @@ std::vector<RecompileRow> RunReader::recompiles(Id run_id) const {
     r.compile_label = st.text(5);
     r.reason = st.text(6);
     r.cache_size = static_cast<int>(st.int64(7));
-    by_call[r.call_id].push_back(out.size());
     out.push_back(std::move(r));
-  }
-  if (out.empty()) return out;
-  // A call can recompile several frames (the root and resume frames after breaks): each
-  // recompile gets the failures of its own frame's entries.
-  std::unordered_map<Id, Id> frame_of_compile;
-  for (const auto& c : compiles(run_id)) frame_of_compile[c.id] = c.frame_id;
-  for (auto& f : guard_failures(run_id)) {
-    auto it = by_call.find(f.call_id);
-    if (it == by_call.end()) continue;
-    auto frame = frame_of_compile.find(f.compile_id);
-    for (size_t i : it->second) {
-      if (frame != frame_of_compile.end() && frame->second != out[i].frame_id) continue;
-      out[i].failures.push_back(f);
-    }
   }
   return out;
 }
@@ -348,100 +256,6 @@ std::vector<PerfHintRow> RunReader::perf_hints(Id run_id) const {
     out.push_back({st.int64(0), st.text(1), st.text(2), st.text(3), st.text(4),
                    static_cast<int>(st.int64(5))});
   }
-  return out;
-}
-
-std::vector<KernelStats> RunReader::kernel_stats(Id run_id, std::optional<TimeRange> range) const {
-  std::string sql =
-      "SELECT coalesce(name,''), coalesce(kind,''), coalesce(device,''), duration_ns FROM kernels "
-      "WHERE run_id=?";
-  if (range) sql += " AND start_ns >= ? AND start_ns < ?";
-  auto st = db_->prepare(sql);
-  st.bind(1, run_id);
-  if (range) st.bind(2, range->start_ns).bind(3, range->end_ns);
-
-  struct Acc {
-    KernelStats stats;
-    std::vector<int64_t> durations;
-    std::vector<std::pair<double, int64_t>> folded;  // summary rows: (mean, count)
-    int64_t folded_count = 0;
-    double sum_sq = 0;
-  };
-  std::vector<Acc> accs;
-  std::unordered_map<std::string, size_t> index;
-  std::string key;
-  while (st.step()) {
-    key.assign(st.text_view(0));
-    key.push_back('\0');
-    key.append(st.text_view(2));
-    auto [it, inserted] = index.try_emplace(key, accs.size());
-    if (inserted) {
-      Acc a;
-      a.stats.name = std::string(st.text_view(0));
-      a.stats.kind = std::string(st.text_view(1));
-      a.stats.device = std::string(st.text_view(2));
-      a.stats.min_ns = INT64_MAX;
-      accs.push_back(std::move(a));
-    }
-    Acc& a = accs[it->second];
-    int64_t d = st.int64(3);
-    a.durations.push_back(d);
-    a.stats.total_ns += d;
-    a.stats.min_ns = std::min(a.stats.min_ns, d);
-    a.stats.max_ns = std::max(a.stats.max_ns, d);
-    a.sum_sq += static_cast<double>(d) * static_cast<double>(d);
-  }
-  if (schema_version_ >= 2) {
-    std::string sum_sql =
-        "SELECT coalesce(name,''), coalesce(kind,''), coalesce(device,''), count, total_ns, min_ns, "
-        "max_ns, sum_sq_ns2 FROM kernel_summaries WHERE run_id=? AND count>0";
-    if (range) sum_sql += " AND start_ns >= ? AND start_ns < ?";
-    auto ss = db_->prepare(sum_sql);
-    ss.bind(1, run_id);
-    if (range) ss.bind(2, range->start_ns).bind(3, range->end_ns);
-    while (ss.step()) {
-      key.assign(ss.text_view(0));
-      key.push_back('\0');
-      key.append(ss.text_view(2));
-      auto [it, inserted] = index.try_emplace(key, accs.size());
-      if (inserted) {
-        Acc a;
-        a.stats.name = std::string(ss.text_view(0));
-        a.stats.kind = std::string(ss.text_view(1));
-        a.stats.device = std::string(ss.text_view(2));
-        a.stats.min_ns = INT64_MAX;
-        accs.push_back(std::move(a));
-      }
-      Acc& a = accs[it->second];
-      int64_t count = ss.int64(3), total = ss.int64(4);
-      a.folded.emplace_back(static_cast<double>(total) / static_cast<double>(count), count);
-      a.folded_count += count;
-      a.stats.total_ns += total;
-      a.stats.min_ns = std::min(a.stats.min_ns, ss.int64(5));
-      a.stats.max_ns = std::max(a.stats.max_ns, ss.int64(6));
-      a.sum_sq += ss.real(7);
-    }
-  }
-  int64_t all = 0;
-  for (const auto& a : accs) all += a.stats.total_ns;
-  std::vector<KernelStats> out;
-  out.reserve(accs.size());
-  for (auto& a : accs) {
-    KernelStats s = std::move(a.stats);
-    s.instances = static_cast<int64_t>(a.durations.size()) + a.folded_count;
-    double n = static_cast<double>(s.instances);
-    s.avg_ns = static_cast<double>(s.total_ns) / n;
-    s.median_ns = a.folded.empty() ? median_of(a.durations) : weighted_median(a.durations, a.folded);
-    // Sample standard deviation, as nsys reports it.
-    s.stddev_ns = s.instances > 1
-                      ? std::sqrt(std::max(0.0, (a.sum_sq - n * s.avg_ns * s.avg_ns) / (n - 1)))
-                      : 0.0;
-    s.time_percent = all > 0 ? 100.0 * static_cast<double>(s.total_ns) / static_cast<double>(all) : 0;
-    out.push_back(std::move(s));
-  }
-  std::sort(out.begin(), out.end(), [](const KernelStats& a, const KernelStats& b) {
-    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
-  });
   return out;
 }
 

@@ -25,21 +25,12 @@ struct RunRow {
   int rank = 0, world_size = 1;
 };
 
-struct RunSummary {
-  int64_t frames = 0, compiles = 0, graphs = 0, graph_breaks = 0, break_sites = 0, guards = 0,
-          guard_failures = 0, recompiles = 0, recompile_limit_hits = 0, calls = 0,
-          eager_calls = 0, kernels = 0, steps = 0, perf_hints = 0;
+// Counts of a run's rows. Figures that need a definition (break sites, medians) are analysis/'s.
+struct RunCounts {
+  int64_t frames = 0, compiles = 0, graphs = 0, graph_breaks = 0, guards = 0, guard_failures = 0,
+          recompiles = 0, recompile_limit_hits = 0, calls = 0, eager_calls = 0, kernels = 0,
+          steps = 0, perf_hints = 0;
   int64_t compile_time_ns = 0;
-  double ms_per_call = 0;  // median call duration
-  double ms_per_step = 0;  // median step duration
-};
-
-// Breaks de-duplicated by site: same frame-independent location and cause.
-struct BreakSite {
-  std::string type, break_id, op, reason, hint, file;
-  int line = 0, col = 0;
-  std::string source, module_path, stack_json;
-  int64_t count = 0;
 };
 
 struct GuardFailureRow {
@@ -54,7 +45,7 @@ struct RecompileRow {
   Id id = 0, frame_id = 0, compile_id = 0, call_id = 0;
   std::string frame_name, compile_label, reason;
   int cache_size = 0;
-  std::vector<GuardFailureRow> failures;  // those recorded on the call that forced it
+  std::vector<GuardFailureRow> failures;  // filled by analysis/recompiles.h, empty from the reader
 };
 
 struct CompileRow {
@@ -121,14 +112,6 @@ struct KernelRow {
   int64_t correlation_id = 0;
 };
 
-// Per kernel name, the columns of nsys `cuda_gpu_kern_sum`.
-struct KernelStats {
-  std::string name, kind, device;
-  int64_t instances = 0, total_ns = 0, min_ns = 0, max_ns = 0;
-  double avg_ns = 0, median_ns = 0, stddev_ns = 0;
-  double time_percent = 0;  // of all kernel time in the selection
-};
-
 // One --profile summary row: a kernel name's launches in one call window.
 struct KernelSummaryRow {
   Id call_id = 0, graph_id = 0;
@@ -173,14 +156,13 @@ class RunReader {
 
   std::vector<RunRow> runs() const;
   std::optional<RunRow> run(Id run_id) const;
-  RunSummary summary(Id run_id) const;
+  RunCounts counts(Id run_id) const;
 
   std::vector<FrameRow> frames(Id run_id) const;
   std::vector<CompileRow> compiles(Id run_id) const;
   std::vector<CompilePhaseRow> compile_phases(Id run_id) const;
   std::vector<GraphRow> graphs(Id run_id) const;
   std::vector<GuardRow> guards(Id run_id) const;
-  std::vector<BreakSite> break_sites(Id run_id) const;  // most frequent first
   std::vector<RecompileRow> recompiles(Id run_id) const;
   std::vector<GuardFailureRow> guard_failures(Id run_id) const;
   std::vector<CallRow> calls(Id run_id) const;
@@ -188,10 +170,6 @@ class RunReader {
   std::vector<PerfHintRow> perf_hints(Id run_id) const;
   std::vector<SourceRow> sources(Id run_id) const;  // by file name; empty before schema 3
 
-  // Kernel aggregates by name, largest total first; optionally only kernels starting in `range`.
-  // --profile summary rows count in fully; their median treats each row as `count` launches of
-  // its mean duration (the individual launches were not kept).
-  std::vector<KernelStats> kernel_stats(Id run_id, std::optional<TimeRange> range = {}) const;
   // Streams kernels ordered by start time (optionally within a range) without materialising them.
   void for_each_kernel(Id run_id, const std::function<void(const KernelRow&)>& visit,
                        std::optional<TimeRange> range = {}) const;

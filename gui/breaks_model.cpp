@@ -7,7 +7,7 @@ namespace tcprof::gui {
 
 BreaksModel::BreaksModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void BreaksModel::setSites(std::vector<BreakSite> sites) {
+void BreaksModel::setSites(std::vector<analysis::BreakSite> sites) {
   beginResetModel();
   sites_ = std::move(sites);
   endResetModel();
@@ -29,7 +29,7 @@ int BreaksModel::columnCount(const QModelIndex& parent) const {
 
 QVariant BreaksModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
-  const BreakSite& s = sites_[static_cast<size_t>(index.row())];
+  const analysis::BreakSite& s = sites_[static_cast<size_t>(index.row())];
   auto q = [](const std::string& t) { return QString::fromStdString(t); };
   if (role == TypeRole) return q(s.type);
   if (role == ModuleRole) return q(s.module_path) + ' ' + q(s.file);

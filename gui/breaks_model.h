@@ -5,7 +5,7 @@
 #include <QSortFilterProxyModel>
 #include <vector>
 
-#include "core/run_reader.h"
+#include "analysis/break_sites.h"
 
 namespace tcprof::gui {
 
@@ -18,8 +18,8 @@ class BreaksModel : public QAbstractTableModel {
   static constexpr int ModuleRole = Qt::UserRole + 2;
 
   explicit BreaksModel(QObject* parent = nullptr);
-  void setSites(std::vector<BreakSite> sites);
-  const BreakSite& site(int row) const { return sites_[static_cast<size_t>(row)]; }
+  void setSites(std::vector<analysis::BreakSite> sites);
+  const analysis::BreakSite& site(int row) const { return sites_[static_cast<size_t>(row)]; }
   QStringList types() const;  // distinct break types, sorted
 
   int rowCount(const QModelIndex& parent = {}) const override;
@@ -28,7 +28,7 @@ class BreaksModel : public QAbstractTableModel {
   QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
 
  private:
-  std::vector<BreakSite> sites_;
+  std::vector<analysis::BreakSite> sites_;
 };
 
 class BreaksFilterProxy : public QSortFilterProxyModel {

@@ -95,11 +95,11 @@ void BreaksView::setRun(const RunDataPtr& run) {
   QString selected_key;
   const QModelIndex current = table_->currentIndex();
   if (current.isValid()) {
-    const BreakSite& s = model_->site(proxy_->mapToSource(current).row());
+    const analysis::BreakSite& s = model_->site(proxy_->mapToSource(current).row());
     selected_key = q(s.file + ":" + std::to_string(s.line) + ":" + s.type + ":" + s.op);
   }
   run_ = run;
-  model_->setSites(run ? run->break_sites : std::vector<BreakSite>{});
+  model_->setSites(run ? run->break_sites : std::vector<analysis::BreakSite>{});
   const QString type = type_filter_->currentIndex() > 0 ? type_filter_->currentText() : QString();
   type_filter_->blockSignals(true);
   type_filter_->clear();
@@ -113,7 +113,7 @@ void BreaksView::setRun(const RunDataPtr& run) {
 
   int row_to_select = proxy_->rowCount() > 0 ? 0 : -1;
   for (int r = 0; r < proxy_->rowCount() && !selected_key.isEmpty(); ++r) {
-    const BreakSite& s = model_->site(proxy_->mapToSource(proxy_->index(r, 0)).row());
+    const analysis::BreakSite& s = model_->site(proxy_->mapToSource(proxy_->index(r, 0)).row());
     if (q(s.file + ":" + std::to_string(s.line) + ":" + s.type + ":" + s.op) == selected_key) row_to_select = r;
   }
   if (row_to_select >= 0) {
@@ -137,7 +137,7 @@ void BreaksView::updateCountLabel() {
 
 void BreaksView::showSite(const QModelIndex& proxy_index) {
   if (!proxy_index.isValid() || !run_) return;
-  const BreakSite& s = model_->site(proxy_->mapToSource(proxy_index).row());
+  const analysis::BreakSite& s = model_->site(proxy_->mapToSource(proxy_index).row());
   const QString where = s.file.empty() ? QString("unknown location")
                                        : QString("%1:%2").arg(q(s.file)).arg(s.line);
   details_->setHtml(

@@ -135,7 +135,7 @@ void CompareView::show(const RunData& a, const RunData& b) {
                       "<span style='color:%3'>%4 removed</span>; recompiles %5 → %6.")
                   .arg(cmp.added() > 0 ? kWorse.name() : "#555").arg(cmp.added())
                   .arg(cmp.removed() > 0 ? kBetter.name() : "#555").arg(cmp.removed())
-                  .arg(a.summary.recompiles).arg(b.summary.recompiles);
+                  .arg(a.summary.counts.recompiles).arg(b.summary.counts.recompiles);
   headline_->setText(headline);
 
   QVector<TableModel::Row> counts;
@@ -150,29 +150,30 @@ void CompareView::show(const RunData& a, const RunData& b) {
   count_model_->setRows(counts);
 
   QVector<TableModel::Row> breaks;
-  for (const BreakChange& c : cmp.breaks) {
-    TableCell kind = TableModel::text(c.kind == BreakChange::Added ? "added" : (c.kind == BreakChange::Removed ? "removed" : "both"));
-    if (c.kind == BreakChange::Added) kind.foreground = kWorse;
-    if (c.kind == BreakChange::Removed) kind.foreground = kBetter;
+  using Kind = analysis::SiteChange::Kind;
+  for (const analysis::SiteChange& c : cmp.changes.sites) {
+    TableCell kind = TableModel::text(c.kind == Kind::Added ? "added" : (c.kind == Kind::Removed ? "removed" : "both"));
+    if (c.kind == Kind::Added) kind.foreground = kWorse;
+    if (c.kind == Kind::Removed) kind.foreground = kBetter;
     breaks << TableModel::Row{kind, TableModel::text(q(c.site.type)), TableModel::text(q(c.site.op)),
                               TableModel::text(QString("%1:%2").arg(q(c.site.file)).arg(c.site.line), q(c.site.reason)),
                               TableModel::text(c.site.module_path.empty() ? QString("(root)") : q(c.site.module_path)),
-                              TableModel::count(c.count_a),
-                              TableModel::count(c.count_b)};
+                              TableModel::count(c.a),
+                              TableModel::count(c.b)};
   }
   break_model_->setRows(breaks);
 
   QVector<TableModel::Row> kernels;
-  for (const KernelChange& k : cmp.kernels) {
+  for (const analysis::TimeDelta& k : cmp.changes.kernels) {
     const double d = static_cast<double>(k.delta());
     TableCell delta = TableModel::number(d, d == 0 ? QString("=") : (d > 0 ? "+" : "") + format_ns(d));
     if (d != 0) delta.foreground = d > 0 ? kWorse : kBetter;
-    const double pct = k.total_a > 0 ? 100.0 * d / static_cast<double>(k.total_a) : 0;
-    TableCell percent = TableModel::number(pct, k.total_a == 0 ? QString("new") : (d == 0 ? QString("=") : QString("%1%2%").arg(pct > 0 ? "+" : "").arg(pct, 0, 'f', 1)));
+    const double pct = k.a_ns > 0 ? 100.0 * d / static_cast<double>(k.a_ns) : 0;
+    TableCell percent = TableModel::number(pct, k.a_ns == 0 ? QString("new") : (d == 0 ? QString("=") : QString("%1%2%").arg(pct > 0 ? "+" : "").arg(pct, 0, 'f', 1)));
     percent.foreground = delta.foreground;
-    kernels << TableModel::Row{TableModel::text(k.name), TableModel::duration(double(k.total_a)),
-                               TableModel::duration(double(k.total_b)), delta, percent,
-                               TableModel::count(k.instances_a), TableModel::count(k.instances_b)};
+    kernels << TableModel::Row{TableModel::text(QString::fromStdString(k.name)), TableModel::duration(double(k.a_ns)),
+                               TableModel::duration(double(k.b_ns)), delta, percent,
+                               TableModel::count(k.a_count), TableModel::count(k.b_count)};
   }
   kernel_model_->setRows(kernels);
   for (auto* view : findChildren<QTableView*>()) view->resizeColumnsToContents();

@@ -76,19 +76,19 @@ int KernelData::name_index(const QString& name) const {
   return it == names.end() ? -1 : static_cast<int>(it - names.begin());
 }
 
-std::vector<KernelAggregate> KernelData::summarize(TimeRange range) const {
-  struct Acc {
-    std::vector<std::pair<double, int64_t>> values;  // (duration, launches it stands for)
-    KernelAggregate row;
-    double sum_sq = 0;
-  };
-  std::vector<Acc> accs(names.size());
-  for (uint32_t n = 0; n < accs.size(); ++n) {
-    accs[n].row.name = n;
-    accs[n].row.min_ns = INT64_MAX;
-  }
+std::vector<analysis::KernelStats> KernelData::summarize(TimeRange range) const {
+  analysis::KernelStatsBuilder builder;
   auto in_range = [&](int64_t start) { return range.empty() || (start >= range.start_ns && start < range.end_ns); };
   for (const KernelLane& lane : lanes) {
+    // A lane is one device: each name's group is resolved once, then launches add by index.
+    std::vector<size_t> group_of(names.size(), SIZE_MAX);
+    const std::string device = lane.device.toStdString();
+    auto group = [&](uint32_t name) {
+      if (group_of[name] == SIZE_MAX) {
+        group_of[name] = builder.group(names[name].toStdString(), kinds[name].toStdString(), device);
+      }
+      return group_of[name];
+    };
     size_t begin = 0, end = lane.size();
     if (!range.empty()) {
       begin = static_cast<size_t>(
@@ -96,60 +96,14 @@ std::vector<KernelAggregate> KernelData::summarize(TimeRange range) const {
       end = static_cast<size_t>(
           std::lower_bound(lane.start.begin(), lane.start.end(), range.end_ns) - lane.start.begin());
     }
-    for (size_t i = begin; i < end; ++i) {
-      Acc& a = accs[lane.name[i]];
-      const int64_t d = lane.duration[i];
-      a.values.emplace_back(static_cast<double>(d), 1);
-      a.row.instances += 1;
-      a.row.total_ns += d;
-      a.row.min_ns = std::min(a.row.min_ns, d);
-      a.row.max_ns = std::max(a.row.max_ns, d);
-      a.sum_sq += static_cast<double>(d) * static_cast<double>(d);
-    }
+    for (size_t i = begin; i < end; ++i) builder.add(group(lane.name[i]), lane.duration[i]);
     for (size_t i = 0; i < lane.folded.size(); ++i) {
       const KernelSummaryRow& f = lane.folded[i];
       if (f.count <= 0 || !in_range(f.start_ns)) continue;
-      Acc& a = accs[lane.folded_name[i]];
-      a.values.emplace_back(static_cast<double>(f.total_ns) / static_cast<double>(f.count), f.count);
-      a.row.instances += f.count;
-      a.row.total_ns += f.total_ns;
-      a.row.min_ns = std::min(a.row.min_ns, f.min_ns);
-      a.row.max_ns = std::max(a.row.max_ns, f.max_ns);
-      a.sum_sq += f.sum_sq_ns2;
+      builder.add_folded(group(lane.folded_name[i]), f.count, f.total_ns, f.min_ns, f.max_ns, f.sum_sq_ns2);
     }
   }
-  std::vector<KernelAggregate> rows;
-  int64_t all = 0;
-  for (Acc& a : accs) {
-    if (a.row.instances == 0) continue;
-    KernelAggregate& r = a.row;
-    const double count = static_cast<double>(r.instances);
-    r.avg_ns = static_cast<double>(r.total_ns) / count;
-    // Weighted median: the value where half of the launches lie on either side.
-    std::sort(a.values.begin(), a.values.end());
-    const double half = count / 2;
-    double seen = 0;
-    for (size_t i = 0; i < a.values.size(); ++i) {
-      seen += static_cast<double>(a.values[i].second);
-      if (seen > half) {
-        r.median_ns = a.values[i].first;
-        break;
-      }
-      if (seen == half) {  // even count split exactly between two values
-        r.median_ns = (a.values[i].first + a.values[std::min(i + 1, a.values.size() - 1)].first) / 2;
-        break;
-      }
-    }
-    // Sample standard deviation, as nsys reports it.
-    r.stddev_ns = r.instances > 1 ? std::sqrt(std::max(0.0, (a.sum_sq - count * r.avg_ns * r.avg_ns) / (count - 1))) : 0.0;
-    all += r.total_ns;
-    rows.push_back(r);
-  }
-  for (auto& r : rows) r.time_percent = all > 0 ? 100.0 * static_cast<double>(r.total_ns) / static_cast<double>(all) : 0;
-  std::sort(rows.begin(), rows.end(), [this](const KernelAggregate& a, const KernelAggregate& b) {
-    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : names[a.name] < names[b.name];
-  });
-  return rows;
+  return builder.finish();
 }
 
 }  // namespace tcprof::gui

@@ -1,12 +1,13 @@
 // Kernels of one run in a compact, column-wise form that the timeline can draw a million of:
 // per lane (one CPU thread or GPU stream) arrays sorted by start time, names interned to
-// indices. Also computes the nsys-style summary (cuda_gpu_kern_sum columns) for any time range.
+// indices. Summaries of any time range come from analysis/kernel_stats.h.
 #pragma once
 #include <QString>
 #include <cstdint>
 #include <functional>
 #include <vector>
 
+#include "analysis/kernel_stats.h"
 #include "core/run_reader.h"
 
 namespace tcprof::gui {
@@ -30,11 +31,6 @@ struct GraphSpan {
   int64_t graph_id = 0, start_ns = 0, end_ns = 0;
 };
 
-struct KernelAggregate {
-  uint32_t name = 0;  // index into KernelData::names
-  int64_t instances = 0, total_ns = 0, min_ns = 0, max_ns = 0;
-  double avg_ns = 0, median_ns = 0, stddev_ns = 0, time_percent = 0;
-};
 
 class KernelData {
  public:
@@ -45,10 +41,9 @@ class KernelData {
 
   // Builds from a reader; `progress(done)` is called every 100k kernels (may be empty).
   void load(const RunReader& reader, Id run_id, const std::function<void(int64_t)>& progress);
-  // Summary of kernels starting in [range.start_ns, range.end_ns) (all when range is empty),
-  // largest total time first. Folded summary rows count in fully; for the median each stands
-  // for `count` launches of its mean duration (the launches themselves were not kept).
-  std::vector<KernelAggregate> summarize(TimeRange range = {}) const;
+  // Statistics (analysis/kernel_stats.h) of kernels starting in [range.start_ns, range.end_ns)
+  // (all when range is empty), largest total time first.
+  std::vector<analysis::KernelStats> summarize(TimeRange range = {}) const;
   // First index in `lane` whose kernel may overlap time t (start + duration > t is possible).
   static size_t first_visible(const KernelLane& lane, int64_t t);
   int name_index(const QString& name) const;  // -1 when absent

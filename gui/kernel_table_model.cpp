@@ -6,16 +6,18 @@ namespace tcprof::gui {
 
 KernelTableModel::KernelTableModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void KernelTableModel::setRows(const RunDataPtr& run, std::vector<KernelAggregate> rows) {
+void KernelTableModel::setRows(const RunDataPtr& run, std::vector<analysis::KernelStats> rows) {
   beginResetModel();
   run_ = run;
   rows_ = std::move(rows);
+  name_index_.clear();
+  for (const auto& r : rows_) name_index_.push_back(run_->kernels.name_index(QString::fromStdString(r.name)));
   endResetModel();
 }
 
 int KernelTableModel::rowOfName(uint32_t name) const {
   for (size_t i = 0; i < rows_.size(); ++i) {
-    if (rows_[i].name == name) return static_cast<int>(i);
+    if (name_index_[i] == static_cast<int>(name)) return static_cast<int>(i);
   }
   return -1;
 }
@@ -30,14 +32,14 @@ int KernelTableModel::columnCount(const QModelIndex& parent) const {
 
 QVariant KernelTableModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
-  const KernelAggregate& r = rows_[static_cast<size_t>(index.row())];
-  const auto& names = run_->kernels.names;
-  if (role == NameIndexRole) return r.name;
+  const analysis::KernelStats& r = rows_[static_cast<size_t>(index.row())];
+  const QString name = QString::fromStdString(r.name);
+  if (role == NameIndexRole) return name_index_[static_cast<size_t>(index.row())];
   if (role == Qt::TextAlignmentRole) {
     return index.column() < Kind ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter)) : QVariant();
   }
-  if (role == Qt::DecorationRole && index.column() == Name) return color_for_name(names[r.name]);
-  if (role == Qt::ToolTipRole && index.column() == Name) return names[r.name];
+  if (role == Qt::DecorationRole && index.column() == Name) return color_for_name(name);
+  if (role == Qt::ToolTipRole && index.column() == Name) return name;
   const bool sort = role == SortRole;
   if (role != Qt::DisplayRole && !sort) return {};
   switch (index.column()) {
@@ -49,8 +51,8 @@ QVariant KernelTableModel::data(const QModelIndex& index, int role) const {
     case Min: return sort ? QVariant(static_cast<qlonglong>(r.min_ns)) : QVariant(format_ns(static_cast<double>(r.min_ns)));
     case Max: return sort ? QVariant(static_cast<qlonglong>(r.max_ns)) : QVariant(format_ns(static_cast<double>(r.max_ns)));
     case StdDev: return sort ? QVariant(r.stddev_ns) : QVariant(format_ns(r.stddev_ns));
-    case Kind: return run_->kernels.kinds[r.name];
-    case Name: return names[r.name];
+    case Kind: return QString::fromStdString(r.kind);
+    case Name: return name;
     default: return {};
   }
 }

@@ -16,8 +16,8 @@ class KernelTableModel : public QAbstractTableModel {
   static constexpr int NameIndexRole = Qt::UserRole + 1;  // index into KernelData::names
 
   explicit KernelTableModel(QObject* parent = nullptr);
-  void setRows(const RunDataPtr& run, std::vector<KernelAggregate> rows);
-  const KernelAggregate& summaryRow(int row) const { return rows_[static_cast<size_t>(row)]; }
+  void setRows(const RunDataPtr& run, std::vector<analysis::KernelStats> rows);
+  const analysis::KernelStats& summaryRow(int row) const { return rows_[static_cast<size_t>(row)]; }
   int rowOfName(uint32_t name) const;  // -1 when not in the table
 
   int rowCount(const QModelIndex& parent = {}) const override;
@@ -27,7 +27,8 @@ class KernelTableModel : public QAbstractTableModel {
 
  private:
   RunDataPtr run_;
-  std::vector<KernelAggregate> rows_;
+  std::vector<analysis::KernelStats> rows_;
+  std::vector<int> name_index_;  // per row, its name's index in KernelData::names (-1: none)
 };
 
 }  // namespace tcprof::gui

@@ -166,7 +166,7 @@ void KernelsView::selectNameInTable(int name) {
 QString KernelsView::selectedTableName() const {
   const QModelIndex current = table_->currentIndex();
   if (!current.isValid() || !run_) return {};
-  return run_->kernels.names[current.data(KernelTableModel::NameIndexRole).toUInt()];
+  return current.sibling(current.row(), KernelTableModel::Name).data().toString();
 }
 
 }  // namespace tcprof::gui

@@ -194,7 +194,7 @@ void MainWindow::applyRun(RunDataPtr run) {
     run_list_->setRunStatus(current_->path, current_->run.id, QString::fromStdString(current_->run.status));
     const bool live = current_->run.status == "running";
     status_->setText(QString("%1%2 · %3 kernels").arg(current_->path, live ? " · live" : "")
-                         .arg(current_->summary.kernels));
+                         .arg(current_->summary.counts.kernels));
     if (!same) run_list_->selectRun(current_->path, current_->run.id);
   } else {
     setWindowTitle("tcprof");

@@ -48,7 +48,7 @@ void OverviewView::setRun(const RunDataPtr& run) {
     return;
   }
   const RunRow& r = run->run;
-  const RunSummary& s = run->summary;
+  const RunCounts& s = run->summary.counts;
   QString html;
   const bool live = r.status == "running";
   html += QString("<h2 style='margin-bottom:0'>%1</h2>").arg(html_escape(run->title()));
@@ -76,7 +76,7 @@ void OverviewView::setRun(const RunDataPtr& run) {
   html += "<h3>Counts</h3><table cellspacing='0'><tr>";
   html += count_cell("graphs", s.graphs, false, "graphs");
   html += count_cell("graph breaks", s.graph_breaks, true, "breaks");
-  html += count_cell("break sites", s.break_sites, true, "breaks");
+  html += count_cell("break sites", run->summary.break_sites, true, "breaks");
   html += count_cell("recompiles", s.recompiles, true, "recompiles");
   html += count_cell("guard failures", s.guard_failures, true, "recompiles");
   html += count_cell("eager calls", s.eager_calls, true, "recompiles");
@@ -92,8 +92,8 @@ void OverviewView::setRun(const RunDataPtr& run) {
   html += "<h3>Time</h3><table cellpadding='3'>";
   html += QString("<tr><td>Compile time</td><td><b>%1</b> over %2 compile(s)</td></tr>")
               .arg(format_ns(static_cast<double>(s.compile_time_ns))).arg(s.compiles);
-  if (s.calls > 0) html += QString("<tr><td>Per call (median)</td><td><b>%1 ms</b></td></tr>").arg(s.ms_per_call, 0, 'f', 3);
-  if (s.steps > 0) html += QString("<tr><td>Per step (median)</td><td><b>%1 ms</b></td></tr>").arg(s.ms_per_step, 0, 'f', 3);
+  if (s.calls > 0) html += QString("<tr><td>Per call (median)</td><td><b>%1 ms</b></td></tr>").arg(run->summary.ms_per_call, 0, 'f', 3);
+  if (s.steps > 0) html += QString("<tr><td>Per step (median)</td><td><b>%1 ms</b></td></tr>").arg(run->summary.ms_per_step, 0, 'f', 3);
   if (!run->time_range.empty()) {
     html += QString("<tr><td>Recorded span</td><td>%1</td></tr>")
                 .arg(format_ns(static_cast<double>(run->time_range.end_ns - run->time_range.start_ns)));

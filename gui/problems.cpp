@@ -14,13 +14,13 @@ QString where(const std::string& file, int line) {
 
 std::vector<Problem> find_problems(const RunData& run, size_t limit) {
   std::vector<Problem> out;
-  const RunSummary& s = run.summary;
+  const RunCounts& s = run.summary.counts;
 
   if (!run.break_sites.empty()) {
-    const BreakSite& top = run.break_sites.front();
+    const analysis::BreakSite& top = run.break_sites.front();
     Problem p;
     p.score = 100 + static_cast<double>(s.graph_breaks);
-    p.title = QString("%1 graph break(s) at %2 site(s)").arg(s.graph_breaks).arg(s.break_sites);
+    p.title = QString("%1 graph break(s) at %2 site(s)").arg(s.graph_breaks).arg(run.summary.break_sites);
     p.detail = QString("The most frequent is a %1 (%2) at %3 in %4: %5. Fix: %6.")
                    .arg(q(top.type), q(top.op), where(top.file, top.line),
                         top.module_path.empty() ? QString("the root module") : q(top.module_path),
@@ -75,10 +75,10 @@ std::vector<Problem> find_problems(const RunData& run, size_t limit) {
     }
   }
   if (!run.kernel_summary.empty()) {
-    const KernelAggregate& k = run.kernel_summary.front();
+    const analysis::KernelStats& k = run.kernel_summary.front();
     Problem p;
     p.score = 30 + k.time_percent / 2;
-    p.title = QString("Slowest kernel: %1 (%2% of kernel time)").arg(run.kernels.names[k.name]).arg(k.time_percent, 0, 'f', 0);
+    p.title = QString("Slowest kernel: %1 (%2% of kernel time)").arg(QString::fromStdString(k.name)).arg(k.time_percent, 0, 'f', 0);
     p.detail = QString("%1 instances, %2 total, %3 on average.")
                    .arg(format_count(k.instances), format_ns(static_cast<double>(k.total_ns)), format_ns(k.avg_ns));
     p.view = "kernels";

@@ -1,9 +1,10 @@
 #include "gui/run_data.h"
 
-#include <QDir>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
+
+#include "analysis/recompiles.h"
 
 namespace tcprof::gui {
 
@@ -38,7 +39,7 @@ RunDataPtr load_run_data(const QString& path, Id run_id,
   data->path = path;
   if (auto run = reader.run(run_id)) data->run = *run;
   report("Reading summary", 0.05);
-  data->summary = reader.summary(run_id);
+  data->summary = analysis::summarize_run(reader, run_id);
   data->time_range = reader.time_range(run_id);
   data->frames = reader.frames(run_id);
   data->compiles = reader.compiles(run_id);
@@ -46,8 +47,8 @@ RunDataPtr load_run_data(const QString& path, Id run_id,
   data->graphs = reader.graphs(run_id);
   data->guards = reader.guards(run_id);
   report("Reading graph breaks and recompiles", 0.1);
-  data->break_sites = reader.break_sites(run_id);
-  data->recompiles = reader.recompiles(run_id);
+  data->break_sites = analysis::break_sites(reader, run_id);
+  data->recompiles = analysis::recompiles_with_failures(reader, run_id);
   data->guard_failures = reader.guard_failures(run_id);
   data->calls = reader.calls(run_id);
   data->call_shapes.reserve(data->calls.size());
@@ -62,25 +63,14 @@ RunDataPtr load_run_data(const QString& path, Id run_id,
     data->call_shapes.push_back(std::move(inputs));
   }
   data->steps = reader.steps(run_id);
-  // The model as recorded (absolute, or relative to where the job ran), else next to the
-  // database: files copied from another machine usually travel together.
-  const QString model = QString::fromStdString(data->run.model_path);
-  if (!model.isEmpty()) {
-    const QString db_dir = QFileInfo(path).absolutePath();
-    for (const QString& candidate : {model, QDir(db_dir).filePath(model), QDir(db_dir).filePath(QFileInfo(model).fileName())}) {
-      if (!QFileInfo(candidate).isFile()) continue;
-      auto archive = std::make_shared<ModelArchive>();
-      if (archive->load(candidate)) {
-        if (archive->fileCount() > 0) data->archive = std::move(archive);
-        break;
-      }
-    }
-  }
+  data->sources = analysis::SourceIndex::of_run(reader, run_id);
   data->perf_hints = reader.perf_hints(run_id);
-  const double total = std::max<int64_t>(1, data->summary.kernels);
+  data->view = analysis::view_run(reader, run_id);
+  data->graph_times = reader.graph_kernel_times(run_id);
+  const double total = std::max<int64_t>(1, data->summary.counts.kernels);
   report("Reading kernels", 0.15);
   data->kernels.load(reader, run_id, [&](int64_t done) {
-    report(QString("Reading kernels (%1 of %2)").arg(done).arg(data->summary.kernels),
+    report(QString("Reading kernels (%1 of %2)").arg(done).arg(data->summary.counts.kernels),
            0.15 + 0.75 * static_cast<double>(done) / total);
   });
   report("Summarising kernels", 0.92);

@@ -1,28 +1,33 @@
 // Everything the views show about one run, read in one go on a worker thread (DbLoader) and then
-// shared read-only with the UI thread. Views never touch SQLite themselves.
+// shared read-only with the UI thread. Views never touch SQLite themselves, and every figure that
+// the CLI shows too comes from analysis/, computed the same way.
 #pragma once
 #include <QString>
 #include <memory>
 #include <vector>
 
+#include "analysis/break_sites.h"
+#include "analysis/kernel_stats.h"
+#include "analysis/run_summary.h"
+#include "analysis/run_view.h"
+#include "analysis/source_index.h"
 #include "core/run_reader.h"
 #include "gui/kernel_data.h"
-#include "gui/model_archive.h"
 
 namespace tcprof::gui {
 
 struct RunData {
   QString path;  // the database file
   RunRow run;
-  RunSummary summary;
+  analysis::RunSummary summary;
   TimeRange time_range;
   std::vector<FrameRow> frames;
   std::vector<CompileRow> compiles;
   std::vector<CompilePhaseRow> phases;
   std::vector<GraphRow> graphs;
   std::vector<GuardRow> guards;
-  std::vector<BreakSite> break_sites;
-  std::vector<RecompileRow> recompiles;
+  std::vector<analysis::BreakSite> break_sites;
+  std::vector<RecompileRow> recompiles;  // with the guard failures that forced each
   std::vector<GuardFailureRow> guard_failures;
   std::vector<CallRow> calls;
   // calls[i].input_shapes parsed (sizes per input), done on the loading thread: a run with
@@ -30,10 +35,12 @@ struct RunData {
   std::vector<std::vector<std::vector<int64_t>>> call_shapes;
   std::vector<StepRow> steps;
   std::vector<PerfHintRow> perf_hints;
-  // The model archive's recorded source text, when the model file is readable here (else null).
-  std::shared_ptr<const ModelArchive> archive;
+  analysis::SourceIndex sources;  // the user's files as the run recorded them (none before schema 3)
   KernelData kernels;
-  std::vector<KernelAggregate> kernel_summary;  // over the whole run
+  std::vector<analysis::KernelStats> kernel_summary;  // over the whole run
+  // For comparing runs (analysis/run_comparison.h).
+  analysis::RunView view;
+  std::vector<GraphKernelTime> graph_times;
 
   // "model.pt · run 3 (train)" for titles and run lists.
   QString title() const;

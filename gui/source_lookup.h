@@ -1,6 +1,6 @@
-// Where the views find the user's source for a file:line: the file itself (as recorded, next to
-// the database, next to the model), else the text the model archive carries, else the lines the
-// run recorded with its breaks. Breaks and guards share this so both show the same context.
+// Where the views find the user's source for a file:line: the file as the run recorded it (the
+// database's `sources`, never the file on this disk, which may have changed since), else the lines
+// recorded with its breaks, marked as such. Breaks and guards share this, so both show the same.
 #pragma once
 #include <QString>
 #include <string>

@@ -1,8 +1,5 @@
 #include "gui/source_view.h"
 
-#include <QDir>
-#include <QFile>
-#include <QFileInfo>
 #include <QFontDatabase>
 #include <QPainter>
 #include <QTextBlock>
@@ -85,13 +82,17 @@ void SourceView::showFile(const QString& text, int highlight_line) {
   applyHighlight();
 }
 
-void SourceView::showFragments(const std::map<int, QString>& lines, int highlight_line) {
+void SourceView::showFragments(const std::map<int, QString>& lines, int highlight_line, const QString& note) {
   numbers_.clear();
   QStringList text;
+  if (!note.isEmpty()) {
+    numbers_.push_back(0);
+    text << note;
+  }
   int previous = 0;
   highlight_block_ = -1;
   for (const auto& [number, line] : lines) {
-    if (previous != 0 && number > previous + 1) {
+    if (previous != 0 && number > previous + 1) {  // a gap
       numbers_.push_back(0);
       text << QString::fromUtf8("    ⋯");
     }
@@ -136,21 +137,5 @@ void SourceView::applyHighlight() {
   gutter_->update();
 }
 
-QString SourceView::readSourceFile(const QString& file, const QStringList& dirs) {
-  if (file.isEmpty()) return {};
-  QStringList candidates;
-  if (QFileInfo(file).isAbsolute()) candidates << file;
-  for (const QString& dir : dirs) {
-    if (dir.isEmpty()) continue;
-    candidates << QDir(dir).filePath(file) << QDir(dir).filePath(QFileInfo(file).fileName());
-  }
-  for (const QString& candidate : candidates) {
-    QFile f(candidate);
-    // Source files are small; anything above a few MB is not the user's model code.
-    if (f.size() > (4 << 20) || !f.open(QIODevice::ReadOnly | QIODevice::Text)) continue;
-    return QString::fromUtf8(f.readAll());
-  }
-  return {};
-}
 
 }  // namespace tcprof::gui

@@ -1,6 +1,6 @@
 // Read-only source text with real line numbers in a gutter and one highlighted line (the break
-// or guard site). Shows the file itself when it can be found next to the database or the model;
-// otherwise the source lines the run recorded, with gaps marked, so the line is never missing.
+// or guard site): a whole file, or only the lines known, with gaps marked, so the line is never
+// missing.
 #pragma once
 #include <QPlainTextEdit>
 #include <map>
@@ -15,15 +15,13 @@ class SourceView : public QPlainTextEdit {
 
   // Whole file text; line numbers start at 1.
   void showFile(const QString& text, int highlight_line);
-  // Only some lines known (line number -> text); gaps are shown as "⋯".
-  void showFragments(const std::map<int, QString>& lines, int highlight_line);
+  // Only some lines known (line number -> text); gaps are shown as "⋯". A `note` (why only these
+  // lines) comes first, without a line number.
+  void showFragments(const std::map<int, QString>& lines, int highlight_line, const QString& note = {});
   void clearSource(const QString& message);
 
   int highlightedLine() const { return highlight_line_; }
   QString highlightedText() const;  // text of the highlighted line, for tests
-
-  // Finds `file` as given, relative to each of `dirs`; empty when not found or too large.
-  static QString readSourceFile(const QString& file, const QStringList& dirs);
 
  protected:
   void resizeEvent(QResizeEvent* event) override;

@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/recompiles.h"
+
 namespace tcprof {
 namespace {
 
@@ -260,7 +262,7 @@ class RunTrace {
       add(compiler, p.start_ns, p.start_ns + p.duration_ns, Level::Phase, p.phase, "compile_phase",
           json{{"compile_id", compile_labels[p.compile_id]}});
     }
-    for (const auto& r : reader_.recompiles(run_.id)) {
+    for (const auto& r : analysis::recompiles_with_failures(reader_, run_.id)) {
       json failures = json::array();
       for (const auto& f : r.failures) {
         failures.push_back({{"guard", f.guard_expr}, {"expected", f.expected},

@@ -55,12 +55,23 @@ class GateAligned(nn.Module):
         return x * 2 + 1
 
 
+class GateChanged(nn.Module):
+    # gate_base with the branch's condition rewritten (line 63): a new break site.
+    def forward(self, x):
+        y = torch.relu(x)
+        z = y * 2
+        if y.mean() > 0:
+            z = z + 1
+        return z - 1
+
+
 MODELS = {
     "gate_base": GateBase,
     "gate_print": GatePrint,
     "gate_fixed": GateFixed,
     "gate_shifted": GateShifted,
     "gate_aligned": GateAligned,
+    "gate_changed": GateChanged,
 }
 
 

@@ -2,6 +2,7 @@
 // what the database holds afterwards.
 #include <nlohmann/json.hpp>
 
+#include "analysis/break_sites.h"
 #include "core/run_reader.h"
 #include "tests/compiler/compiler_test_support.h"
 #include "tests/test_support.h"
@@ -42,10 +43,10 @@ TEST(ExplainCommand, JsonHasTheContractKeys) {
   EXPECT_EQ(runs[0].command, "explain");
   EXPECT_EQ(runs[0].status, "finished");
   EXPECT_EQ(runs[0].model_sha256.size(), 64u);
-  auto sites = reader.break_sites(runs[0].id);
+  auto sites = analysis::break_sites(reader, runs[0].id);
   ASSERT_EQ(sites.size(), 2u);  // one per module path
   EXPECT_EQ(sites[0].line, 72);
-  EXPECT_EQ(reader.summary(runs[0].id).graphs, 3);
+  EXPECT_EQ(reader.counts(runs[0].id).graphs, 3);
 }
 
 TEST(ExplainCommand, TextShowsSourceLineAndHint) {

@@ -2,6 +2,7 @@
 // what they record in the run database.
 #include <fmt/format.h>
 
+#include "analysis/recompiles.h"
 #include "compiler/runtime/compiled_module.h"
 #include "core/error.h"
 #include "core/run_reader.h"
@@ -42,15 +43,15 @@ TEST(Recompiles, VaryingLengthCompilesOnceThenDynamicThenNever) {
     EXPECT_TRUE(dynamic);
   }
   RunReader r(db);
-  auto recompiles = r.recompiles(run_id);
+  auto recompiles = analysis::recompiles_with_failures(r, run_id);
   ASSERT_EQ(recompiles.size(), 1u);
   EXPECT_EQ(recompiles[0].compile_label, "0/1");
   ASSERT_EQ(recompiles[0].failures.size(), 1u);
   EXPECT_EQ(recompiles[0].failures[0].expected, "16");
   EXPECT_EQ(recompiles[0].failures[0].actual, "24");
   EXPECT_EQ(recompiles[0].failures[0].message, "tensor 'idx' size mismatch at index 1: expected 16, actual 24");
-  EXPECT_EQ(r.summary(run_id).calls, 6);
-  EXPECT_EQ(r.summary(run_id).compiles, 2);
+  EXPECT_EQ(r.counts(run_id).calls, 6);
+  EXPECT_EQ(r.counts(run_id).compiles, 2);
 }
 
 TEST(Recompiles, MarkDynamicFromTheStartNeverRecompiles) {

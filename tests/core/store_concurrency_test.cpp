@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -53,12 +54,13 @@ TEST(StoreConcurrency, ManyThreadsLoseNothing) {
     for (auto& th : threads) th.join();
   }
   RunReader r(db);
-  auto s = r.summary(run_id);
+  auto s = r.counts(run_id);
   EXPECT_EQ(s.kernels, kThreads * kPerThread);
   EXPECT_EQ(s.calls, kThreads * (kPerThread / 5000));
-  auto stats = r.kernel_stats(run_id);
-  ASSERT_EQ(stats.size(), 4u);
-  for (const auto& k : stats) EXPECT_EQ(k.instances, kPerThread) << k.name;
+  std::map<std::string, int64_t> per_name;
+  r.for_each_kernel(run_id, [&](const KernelRow& k) { ++per_name[k.name]; });
+  ASSERT_EQ(per_name.size(), 4u);
+  for (const auto& [name, n] : per_name) EXPECT_EQ(n, kPerThread) << name;
   // Every call id is distinct even though threads allocated them concurrently.
   auto calls = r.calls(run_id);
   std::set<Id> ids;
@@ -78,10 +80,10 @@ TEST(StoreConcurrency, ReaderSeesLiveWriterBatches) {
   auto runs = r.runs();
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].status, "running");
-  EXPECT_EQ(r.summary(w.run_id()).kernels, 100);
+  EXPECT_EQ(r.counts(w.run_id()).kernels, 100);
   for (int i = 0; i < 50; ++i) w.record(e);
   w.flush();
-  EXPECT_EQ(r.summary(w.run_id()).kernels, 150);  // same reader, new batch visible
+  EXPECT_EQ(r.counts(w.run_id()).kernels, 150);  // same reader, new batch visible
   w.close();
   EXPECT_EQ(r.runs()[0].status, "finished");
 }
@@ -94,10 +96,10 @@ TEST(StoreConcurrency, FlushIntervalCommitsWithoutExplicitFlush) {
   RunWriter w(db, info_for("interval"), o);
   w.record(StepEvent{0, 1, 2, 0.5});
   RunReader r(db);
-  for (int i = 0; i < 200 && r.summary(w.run_id()).steps == 0; ++i) {
+  for (int i = 0; i < 200 && r.counts(w.run_id()).steps == 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  EXPECT_EQ(r.summary(w.run_id()).steps, 1);
+  EXPECT_EQ(r.counts(w.run_id()).steps, 1);
 }
 
 TEST(StoreCrashSafety, KilledWriterKeepsCommittedBatches) {
@@ -133,7 +135,7 @@ TEST(StoreCrashSafety, KilledWriterKeepsCommittedBatches) {
   auto runs = r.runs();
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].status, "running");
-  EXPECT_GE(r.summary(runs[0].id).kernels, 5000);
+  EXPECT_GE(r.counts(runs[0].id).kernels, 5000);
 }
 
 }  // namespace

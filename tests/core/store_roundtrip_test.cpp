@@ -91,12 +91,11 @@ TEST(StoreRoundTrip, EveryEventTypeComesBack) {
   EXPECT_EQ(runs[0].world_size, 2);
   EXPECT_FALSE(runs[0].finished_at.empty());
 
-  auto s = r.summary(run_id);
+  auto s = r.counts(run_id);
   EXPECT_EQ(s.frames, 1);
   EXPECT_EQ(s.compiles, 2);
   EXPECT_EQ(s.graphs, 1);
   EXPECT_EQ(s.graph_breaks, 2);
-  EXPECT_EQ(s.break_sites, 1);
   EXPECT_EQ(s.guards, 1);
   EXPECT_EQ(s.guard_failures, 1);
   EXPECT_EQ(s.recompiles, 1);
@@ -139,23 +138,29 @@ TEST(StoreRoundTrip, EveryEventTypeComesBack) {
   EXPECT_EQ(graphs[0].op_count, 7);
   EXPECT_EQ(graphs[0].code, "code text");
 
-  auto sites = r.break_sites(run_id);
-  ASSERT_EQ(sites.size(), 1u);
-  EXPECT_EQ(sites[0].count, 2);
-  EXPECT_EQ(sites[0].break_id, "TCB0001");
-  EXPECT_EQ(sites[0].line, 20);
-  EXPECT_EQ(sites[0].col, 5);
-  EXPECT_EQ(sites[0].module_path, "blocks.0");
+  auto breaks = r.graph_breaks(run_id);
+  ASSERT_EQ(breaks.size(), 2u);
+  EXPECT_EQ(breaks[0].frame_id, frame);
+  EXPECT_EQ(breaks[0].break_id, "TCB0001");
+  EXPECT_EQ(breaks[0].line, 20);
+  EXPECT_EQ(breaks[0].col, 5);
+  EXPECT_EQ(breaks[0].source, "    print(x)");
+  EXPECT_EQ(breaks[0].module_path, "blocks.0");
+  EXPECT_EQ(breaks[0].stack_json, R"([{"file":"model.py","line":20}])");
 
   auto recompiles = r.recompiles(run_id);
   ASSERT_EQ(recompiles.size(), 1u);
   EXPECT_EQ(recompiles[0].compile_label, "0/1");
   EXPECT_EQ(recompiles[0].frame_name, "forward");
-  ASSERT_EQ(recompiles[0].failures.size(), 1u);
-  EXPECT_EQ(recompiles[0].failures[0].guard_expr, "x.size(0) == 8");
-  EXPECT_EQ(recompiles[0].failures[0].guard_line, 15);
-  EXPECT_EQ(recompiles[0].failures[0].expected, "8");
-  EXPECT_EQ(recompiles[0].failures[0].actual, "16");
+  EXPECT_EQ(recompiles[0].call_id, call);
+
+  auto failures = r.guard_failures(run_id);
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0].guard_expr, "x.size(0) == 8");
+  EXPECT_EQ(failures[0].guard_line, 15);
+  EXPECT_EQ(failures[0].compile_label, "0/0");
+  EXPECT_EQ(failures[0].expected, "8");
+  EXPECT_EQ(failures[0].actual, "16");
 
   auto calls = r.calls(run_id);
   ASSERT_EQ(calls.size(), 1u);
@@ -182,51 +187,6 @@ TEST(StoreRoundTrip, EveryEventTypeComesBack) {
   auto range = r.time_range(run_id);
   EXPECT_EQ(range.start_ns, 100);
   EXPECT_EQ(range.end_ns, 600);
-}
-
-TEST(StoreRoundTrip, KernelStatsMatchNsysColumns) {
-  TempDir dir;
-  std::string db = dir.file("k.db");
-  RunInfo info;
-  info.command = "test";
-  Id run_id;
-  {
-    RunWriter w(db, info);
-    run_id = w.run_id();
-    KernelEvent e;
-    e.name_id = w.intern("a");
-    for (int64_t d : {10, 20, 30, 40}) {
-      e.duration_ns = d;
-      e.start_ns += 100;
-      w.record(e);
-    }
-    e.name_id = w.intern("b");
-    for (int64_t d : {300, 100, 200}) {
-      e.duration_ns = d;
-      e.start_ns += 100;
-      w.record(e);
-    }
-  }
-  RunReader r(db);
-  auto stats = r.kernel_stats(run_id);
-  ASSERT_EQ(stats.size(), 2u);
-  EXPECT_EQ(stats[0].name, "b");  // largest total first
-  EXPECT_EQ(stats[0].instances, 3);
-  EXPECT_EQ(stats[0].total_ns, 600);
-  EXPECT_DOUBLE_EQ(stats[0].median_ns, 200);
-  EXPECT_DOUBLE_EQ(stats[0].stddev_ns, 100);
-  EXPECT_NEAR(stats[0].time_percent, 100.0 * 600 / 700, 1e-9);
-  EXPECT_EQ(stats[1].name, "a");
-  EXPECT_DOUBLE_EQ(stats[1].median_ns, 25);
-  EXPECT_EQ(stats[1].min_ns, 10);
-  EXPECT_EQ(stats[1].max_ns, 40);
-  EXPECT_DOUBLE_EQ(stats[1].avg_ns, 25);
-
-  // A time range restricts the kernels aggregated: starts at 100..400 are "a", 500.. are "b".
-  auto only_a = r.kernel_stats(run_id, TimeRange{0, 450});
-  ASSERT_EQ(only_a.size(), 1u);
-  EXPECT_EQ(only_a[0].name, "a");
-  EXPECT_DOUBLE_EQ(only_a[0].time_percent, 100);
 }
 
 TEST(StoreRoundTrip, IdsAreUniqueAcrossRunsInOneFile) {

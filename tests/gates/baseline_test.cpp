@@ -11,9 +11,9 @@
 namespace tcprof {
 namespace {
 
-using cli::Baseline;
-using cli::FrameView;
-using cli::SiteBreaks;
+using analysis::Baseline;
+using analysis::BreakSite;
+using analysis::FrameView;
 using testing::TempDir;
 
 Baseline sample_baseline() {
@@ -25,7 +25,7 @@ Baseline sample_baseline() {
   root.graphs = 2;
   root.recompiles = 1;
   root.eager_fallbacks = 0;
-  SiteBreaks s;
+  BreakSite s;
   s.type = "side_effect";
   s.break_id = "TCB0001";
   s.op = "prim::Print";
@@ -34,7 +34,7 @@ Baseline sample_baseline() {
   s.source = "print(\"debug\", y.shape)";
   s.module_path = "blocks.0";
   s.count = 2;
-  s.key = cli::site_key(s.type, s.break_id, s.op, s.file, s.source, s.module_path);
+  s.key = analysis::site_key(s.type, s.break_id, s.file, s.source, s.module_path);
   root.breaks.push_back(s);
   FrameView resume;
   resume.key = "forward (resume after model.py) in blocks.0";
@@ -56,7 +56,7 @@ TEST(Baseline, JsonRoundTripKeepsEveryField) {
   EXPECT_EQ(after.frames[0].graphs, 2);
   EXPECT_EQ(after.frames[0].recompiles, 1);
   ASSERT_EQ(after.frames[0].breaks.size(), 1u);
-  const SiteBreaks& s = after.frames[0].breaks[0];
+  const BreakSite& s = after.frames[0].breaks[0];
   EXPECT_EQ(s.key, before.frames[0].breaks[0].key);
   EXPECT_EQ(s.line, 25);
   EXPECT_EQ(s.count, 2);
@@ -67,14 +67,14 @@ TEST(Baseline, JsonRoundTripKeepsEveryField) {
 }
 
 TEST(Baseline, SiteKeysIgnoreLinesDirectoriesAndIndentation) {
-  EXPECT_EQ(cli::site_key("side_effect", "TCB0001", "prim::Print", "/home/a/repo/model.py", "    print(x)  ", ""),
-            cli::site_key("side_effect", "TCB0001", "prim::Print", "model.py", "print(x)", ""));
-  EXPECT_EQ(cli::normalise_source("  if x > 0:  # known break"), "if x > 0:");
-  EXPECT_EQ(cli::normalise_source("print(\"#1\", 'a#b')  # note"), "print(\"#1\", 'a#b')");
-  EXPECT_NE(cli::site_key("side_effect", "TCB0001", "prim::Print", "model.py", "print(x)", "a"),
-            cli::site_key("side_effect", "TCB0001", "prim::Print", "model.py", "print(x)", "b"));
-  EXPECT_EQ(cli::normalise_frame_name("forward (resume after /x/y/model.py:72)"), "forward (resume after model.py)");
-  EXPECT_EQ(cli::normalise_frame_name("forward (resume after model.py:7, branch taken)"),
+  EXPECT_EQ(analysis::site_key("side_effect", "TCB0001", "/home/a/repo/model.py", "    print(x)  ", ""),
+            analysis::site_key("side_effect", "TCB0001", "model.py", "print(x)", ""));
+  EXPECT_EQ(analysis::normalise_source("  if x > 0:  # known break"), "if x > 0:");
+  EXPECT_EQ(analysis::normalise_source("print(\"#1\", 'a#b')  # note"), "print(\"#1\", 'a#b')");
+  EXPECT_NE(analysis::site_key("side_effect", "TCB0001", "model.py", "print(x)", "a"),
+            analysis::site_key("side_effect", "TCB0001", "model.py", "print(x)", "b"));
+  EXPECT_EQ(analysis::normalise_frame_name("forward (resume after /x/y/model.py:72)"), "forward (resume after model.py)");
+  EXPECT_EQ(analysis::normalise_frame_name("forward (resume after model.py:7, branch taken)"),
             "forward (resume after model.py, branch taken)");
 }
 

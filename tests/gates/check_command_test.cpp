@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "analysis/break_sites.h"
 #include "core/run_reader.h"
 #include "tests/gates/gates_support.h"
 
@@ -78,7 +79,7 @@ TEST(CheckCommand, LineShiftAlonePasses) {
   EXPECT_NE(r.output.find("PASS: matches"), std::string::npos) << r.output;
   // The shift is real: the database has the new line.
   RunReader reader(dir.file("gate_shifted.db"));
-  auto sites = reader.break_sites(reader.runs().back().id);
+  auto sites = analysis::break_sites(reader, reader.runs().back().id);
   ASSERT_EQ(sites.size(), 1u);
   EXPECT_EQ(sites[0].line, 45);
 }

@@ -12,12 +12,12 @@
 namespace tcprof {
 namespace {
 
-using cli::SizeSeen;
+using analysis::SizeSeen;
 
 TEST(ShapeAdvice, PaddingPicksTheCheapestMultipleWithinTheLimit) {
   // 10, 20, 30, 40: multiples of 8 give 16..40, 4 graphs, 12 extra elements per 100.
   std::vector<SizeSeen> sizes = {{10, 1, 0}, {20, 1, 0}, {30, 1, 0}, {40, 1, 0}};
-  auto p = cli::plan_padding(sizes, 8);
+  auto p = analysis::plan_padding(sizes, 8);
   ASSERT_TRUE(p);
   EXPECT_EQ(p->multiple, 8);
   EXPECT_EQ(p->graphs, 4);
@@ -25,7 +25,7 @@ TEST(ShapeAdvice, PaddingPicksTheCheapestMultipleWithinTheLimit) {
   EXPECT_EQ(p->padded_hi, 40);
   EXPECT_NEAR(p->extra_percent, 12.0, 1e-9);
   // With room for only two graphs the multiple must be 32: 32 and 64.
-  auto two = cli::plan_padding(sizes, 2);
+  auto two = analysis::plan_padding(sizes, 2);
   ASSERT_TRUE(two);
   EXPECT_EQ(two->multiple, 32);
   EXPECT_EQ(two->graphs, 2);
@@ -33,7 +33,7 @@ TEST(ShapeAdvice, PaddingPicksTheCheapestMultipleWithinTheLimit) {
   // Sequence lengths 16..256 under the default limit: 8 graphs of a multiple of 32.
   std::vector<SizeSeen> seq;
   for (int64_t s = 16; s <= 256; ++s) seq.push_back({s, 1, 0});
-  auto q = cli::plan_padding(seq, 8);
+  auto q = analysis::plan_padding(seq, 8);
   ASSERT_TRUE(q);
   EXPECT_EQ(q->multiple, 32);
   EXPECT_EQ(q->graphs, 8);
@@ -63,7 +63,7 @@ TEST(ShapeAdvice, AttributesRecompilesToTheDimensionThatChanged) {
     r.failures.push_back(f);
     recompiles.push_back(r);
   }
-  auto advice = cli::compute_shape_advice(calls, recompiles, {}, {}, 8);
+  auto advice = analysis::compute_shape_advice(calls, recompiles, {}, {}, 8);
   ASSERT_EQ(advice.dims.size(), 1u);
   const auto& d = advice.dims[0];
   EXPECT_EQ(d.input, 0);
@@ -87,7 +87,7 @@ TEST(ShapeAdvice, AttributesRecompilesToTheDimensionThatChanged) {
 TEST(ShapeAdvice, WideRangesWithATightLimitAdviseDynamic) {
   std::vector<std::string> shapes;
   for (int64_t t : {8, 1000, 9, 2000, 17, 4000}) shapes.push_back(fmt::format("[[2,{}]]", t));
-  auto advice = cli::compute_shape_advice(calls_with(shapes), {}, {}, {}, 2);
+  auto advice = analysis::compute_shape_advice(calls_with(shapes), {}, {}, {}, 2);
   ASSERT_EQ(advice.dims.size(), 1u);
   EXPECT_EQ(advice.dims[0].recommendation, "dynamic");
 }
@@ -98,7 +98,7 @@ TEST(ShapeAdvice, FlagsAlignmentGuards) {
                                   {3, 10, "size", "x.size(0) == 4", "", 0}};
   GuardFailureRow failure;
   failure.guard_id = 1;
-  auto advice = cli::compute_shape_advice(calls_with({"[[4,8]]"}), {}, guards, {failure, failure}, 8);
+  auto advice = analysis::compute_shape_advice(calls_with({"[[4,8]]"}), {}, guards, {failure, failure}, 8);
   EXPECT_TRUE(advice.dims.empty());
   ASSERT_EQ(advice.alignment.size(), 1u);
   EXPECT_EQ(advice.alignment[0].multiple, 8);

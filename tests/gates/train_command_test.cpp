@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/recompiles.h"
 #include "core/run_reader.h"
 #include "tests/gates/gates_support.h"
 
@@ -36,7 +37,7 @@ TEST(TrainCommand, LossFallsAndStepsAreRecorded) {
     EXPECT_GT(s.duration_ns, 0);
   }
   EXPECT_EQ(steps.front().loss, j["loss_first"].get<double>());
-  EXPECT_EQ(reader.summary(run.id).calls, 16);
+  EXPECT_EQ(reader.counts(run.id).calls, 16);
 }
 
 TEST(TrainCommand, MseWithSgdOnTheCnn) {
@@ -59,7 +60,7 @@ TEST(TrainCommand, VaryingLengthRecordsItsRecompile) {
   Id run = reader.runs().at(0).id;
   // The first length compiles, the second recompiles with the length dynamic, then none
   // (automatic dynamic shapes).
-  auto recompiles = reader.recompiles(run);
+  auto recompiles = analysis::recompiles_with_failures(reader, run);
   ASSERT_EQ(recompiles.size(), 1u);
   ASSERT_FALSE(recompiles[0].failures.empty());
   EXPECT_NE(recompiles[0].failures[0].message.find("size mismatch at index 1"), std::string::npos);

@@ -2,11 +2,10 @@
 
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <vector>
 
 #include "core/run_writer.h"
+#include "core/sha256.h"
 
 namespace tcprof::gui_test {
 
@@ -109,9 +108,6 @@ const Site kSites[] = {
 
 void write_demo_run(const std::string& path, const DemoOptions& o) {
   const bool b = o.variant == 'b';
-  if (o.write_source) {
-    std::ofstream(std::filesystem::path(path).parent_path() / "model.py") << demo_model_source();
-  }
   RunInfo info;
   info.command = "train";
   info.model_path = "examples/gpt_small.pt";
@@ -121,6 +117,7 @@ void write_demo_run(const std::string& path, const DemoOptions& o) {
   info.libtorch_version = "1.13.1";
   info.started_at = b ? "2026-11-22T09:30:00Z" : "2026-11-22T09:00:00Z";
   RunWriter w(path, info);
+  if (o.record_source) w.record(SourceEvent{"model.py", sha256_hex(demo_model_source()), demo_model_source()});
   int64_t t = 1'000'000'000;
 
   FrameEvent root{w.next_id(), "forward", "", "model.py", 56};

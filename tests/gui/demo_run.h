@@ -13,7 +13,7 @@ struct DemoOptions {
   int64_t calls = 40;
   int64_t kernels_per_call = 60;
   int64_t steps = 40;
-  bool write_source = true;    // also write model.py next to the database
+  bool record_source = true;   // record model.py in the run's sources (as tcprof does since schema 3)
 };
 
 // The model source the breaks and guards point into; line numbers match the events.

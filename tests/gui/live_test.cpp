@@ -55,7 +55,7 @@ class LiveTest : public QObject {
     QString last_status;
     connect(&window, &MainWindow::runShown, this, [&](RunDataPtr run) {
       if (!run) return;
-      if (seen_calls.empty() || seen_calls.back() != run->summary.calls) seen_calls.push_back(run->summary.calls);
+      if (seen_calls.empty() || seen_calls.back() != run->summary.counts.calls) seen_calls.push_back(run->summary.counts.calls);
       last_status = QString::fromStdString(run->run.status);
     });
     // Measure the longest gap between ticks of a 10 ms timer: the UI thread must not block.

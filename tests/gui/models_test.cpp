@@ -4,12 +4,12 @@
 #include <QSortFilterProxyModel>
 #include <QtTest>
 
+#include "analysis/kernel_stats.h"
 #include "core/run_writer.h"
 #include "gui/breaks_model.h"
 #include "gui/format.h"
 #include "gui/timeline_ruler.h"
 #include "gui/kernel_table_model.h"
-#include "gui/model_archive.h"
 #include "gui/problems.h"
 #include "gui/run_comparison.h"
 #include "gui/run_list.h"
@@ -69,14 +69,18 @@ class ModelsTest : public QObject {
     }
     QCOMPARE(instances, int64_t{40 * 60});
     QVERIFY(qAbs(percent - 100.0) < 1e-6);
-    // The GUI's own aggregation agrees with the store's.
+    // The GUI's in-memory statistics are the CLI's, read from the store (analysis/kernel_stats.h).
     RunReader reader(run_->path.toStdString());
-    const auto stats = reader.kernel_stats(1);
+    const auto stats = analysis::kernel_stats(reader, 1);
     QCOMPARE(stats.size(), size_t{8});
-    QCOMPARE(QString::fromStdString(stats[0].name), run_->kernels.names[model.summaryRow(0).name]);
+    QCOMPARE(stats[0].name, model.summaryRow(0).name);
     QCOMPARE(stats[0].total_ns, model.summaryRow(0).total_ns);
     QCOMPARE(stats[0].median_ns, model.summaryRow(0).median_ns);
-    QVERIFY(qAbs(stats[0].stddev_ns - model.summaryRow(0).stddev_ns) < 1e-3);
+    QCOMPARE(stats[0].stddev_ns, model.summaryRow(0).stddev_ns);
+    for (size_t i = 0; i < stats.size(); ++i) {
+      QCOMPARE(stats[i].instances, model.summaryRow(static_cast<int>(i)).instances);
+      QCOMPARE(stats[i].median_ns, model.summaryRow(static_cast<int>(i)).median_ns);
+    }
 
     QSortFilterProxyModel proxy;
     proxy.setSourceModel(&model);
@@ -175,37 +179,12 @@ class ModelsTest : public QObject {
     const RunComparison cmp = compare_runs(*run_, *run_b_);
     QCOMPARE(cmp.added(), 1);
     QCOMPARE(cmp.removed(), 1);
-    QCOMPARE(QString::fromStdString(cmp.breaks.front().site.break_id), QString("TCB0005"));  // added first
+    QCOMPARE(QString::fromStdString(cmp.changes.sites.front().site.break_id), QString("TCB0005"));  // added first
     bool found_faster = false;
-    for (const KernelChange& k : cmp.kernels) {
+    for (const analysis::TimeDelta& k : cmp.changes.kernels) {
       if (k.name == "fused_softmax_masked_fill") found_faster = k.delta() < 0;
     }
     QVERIFY(found_faster);
-  }
-
-  void modelArchiveReadsDebugInfo() {
-    const QString path = dir_.filePath("tiny.pt");
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write(make_archive("    def forward(self, x):\n        return x * 2\n", "/home/alice/model.py", 40));
-    f.close();
-    ModelArchive archive;
-    QVERIFY(archive.load(path));
-    auto lines = archive.lines("/home/alice/model.py");
-    QCOMPARE(lines.size(), size_t{2});
-    QCOMPARE(lines[41], QString("        return x * 2"));
-    QCOMPARE(archive.lines("model.py").size(), size_t{2});  // matched by file name
-    QVERIFY(archive.lines("other.py").empty());
-    QVERIFY(!archive.load(dir_.filePath("a.db")));  // not a zip
-
-    // A real archive saved by torch.jit.save (deflated string-table debug info), when the
-    // sample models were built.
-    const QString sample = QString(TCPROF_SAMPLE_MODELS_DIR) + "/data_dependent_branch.pt";
-    if (!QFile::exists(sample)) QSKIP("sample models not built");
-    QVERIFY(archive.load(sample));
-    lines = archive.lines("breaks.py");
-    QCOMPARE(lines[21], QString("        if y.sum() > 0:"));
-    QCOMPARE(lines[19], QString("    def forward(self, x):"));
   }
 
   void formatsReadWell() {

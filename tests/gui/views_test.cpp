@@ -84,37 +84,32 @@ class ViewsTest : public QObject {
     QCOMPARE(view->proxy()->rowCount(), 5);
   }
 
-  void recordedSourceIsShownWhenTheFileIsMissing() {
+  void sourceComesFromTheDatabaseAlone() {
+    // Nothing but the database in this directory: the recorded file gives the whole context.
     QTemporaryDir elsewhere;
-    DemoOptions o;
-    o.write_source = false;
-    const QString path = make_demo_db(elsewhere, "nosource.db", o);
-    BreaksView view;
-    view.setRun(load_demo(path));
-    const int row = row_with_location(&view, "model.py:32");
-    view.table()->setCurrentIndex(view.proxy()->index(row, 0));
-    QCOMPARE(view.source()->highlightedLine(), 32);
-    QCOMPARE(view.source()->highlightedText().trimmed(), QString("keep = h.nonzero()"));
-  }
-
-  void archiveSourceFillsInForAMissingFile() {
-    // The .py is not here but the model archive is (next to the database): its recorded
-    // function text gives the lines around the break.
-    QTemporaryDir elsewhere;
-    DemoOptions o;
-    o.write_source = false;
-    const QString path = make_demo_db(elsewhere, "archived.db", o);
-    const QStringList source = QString(demo_model_source()).split('\n');
-    QFile archive(elsewhere.filePath("gpt_small.pt"));  // runs record examples/gpt_small.pt
-    QVERIFY(archive.open(QIODevice::WriteOnly));
-    archive.write(make_archive(source.mid(12, 9).join('\n') + '\n', "/train/model.py", 13));  // lines 13-21
-    archive.close();
+    const QString path = make_demo_db(elsewhere, "alone.db");
+    QVERIFY(!QFile::exists(elsewhere.filePath("model.py")));
     BreaksView view;
     view.setRun(load_demo(path));
     view.table()->setCurrentIndex(view.proxy()->index(row_with_location(&view, "model.py:17"), 0));
     QCOMPARE(view.source()->highlightedLine(), 17);
     QCOMPARE(view.source()->highlightedText().trimmed(), QString("if attn.sum() > 0:"));
-    QVERIFY(view.source()->toPlainText().contains("attn = attn.softmax(dim=-1)"));  // only in the archive
+    QVERIFY(view.source()->toPlainText().contains("attn = attn.softmax(dim=-1)"));  // not a break line
+  }
+
+  void unrecordedSourceSaysSoAndKeepsTheBreakLines() {
+    // A database from before sources were stored: the lines recorded with the breaks, marked.
+    QTemporaryDir elsewhere;
+    DemoOptions o;
+    o.record_source = false;
+    const QString path = make_demo_db(elsewhere, "nosource.db", o);
+    BreaksView view;
+    view.setRun(load_demo(path));
+    view.table()->setCurrentIndex(view.proxy()->index(row_with_location(&view, "model.py:32"), 0));
+    QCOMPARE(view.source()->highlightedLine(), 32);
+    QCOMPARE(view.source()->highlightedText().trimmed(), QString("keep = h.nonzero()"));
+    QVERIFY(view.source()->toPlainText().contains("not recorded in this database"));
+    QVERIFY(!view.source()->toPlainText().contains("attn = attn.softmax(dim=-1)"));
   }
 
   void recompilesShowGuardFailures() {
@@ -195,7 +190,7 @@ class ViewsTest : public QObject {
     DemoOptions o;
     o.kernels_per_call = 10000;
     const RunDataPtr run = load_demo(make_demo_db(big, "big.db", o));
-    QCOMPARE(run->summary.kernels, int64_t{400000});
+    QCOMPARE(run->summary.counts.kernels, int64_t{400000});
     KernelTimeline timeline;
     timeline.resize(1200, 300);
     timeline.setRun(run);
@@ -274,7 +269,7 @@ class ViewsTest : public QObject {
     window.openFiles({path});
     QVERIFY2(timer.elapsed() < 50, "openFiles must hand the work to a worker thread");
     QVERIFY(window.waitUntilIdle(30000));
-    QCOMPARE(window.currentRun()->summary.kernels, int64_t{200000});
+    QCOMPARE(window.currentRun()->summary.counts.kernels, int64_t{200000});
   }
 
   void manyCallsKeepTheUiResponsive() {
@@ -303,7 +298,7 @@ class ViewsTest : public QObject {
       window.openFiles({path});
       QVERIFY(window.waitUntilIdle(60000));
       QApplication::processEvents();
-      QCOMPARE(window.currentRun()->summary.calls, int64_t{30000});
+      QCOMPARE(window.currentRun()->summary.counts.calls, int64_t{30000});
       QElapsedTimer paint;
       paint.start();
       window.grab();
@@ -383,7 +378,7 @@ class ViewsTest : public QObject {
     QVERIFY(window.waitUntilIdle(30000));
     QCOMPARE(window.runList()->allRuns().size(), 2);
     QCOMPARE(window.currentRun()->run.id, Id{2});  // the newest run is shown
-    QCOMPARE(window.currentRun()->summary.kernels, int64_t{0});
+    QCOMPARE(window.currentRun()->summary.counts.kernels, int64_t{0});
     for (const QString& view : MainWindow::viewNames()) {
       QVERIFY(window.showView(view));
       QVERIFY(!window.grab().isNull());

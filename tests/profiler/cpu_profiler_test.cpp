@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "analysis/kernel_stats.h"
 #include "core/run_reader.h"
 #include "core/run_writer.h"
 #include "profiler/cpu_profiler.h"
@@ -49,9 +50,9 @@ TEST(CpuProfiler, OffRecordsNothing) {
   }
   RunReader r(db);
   Id run = r.runs().at(0).id;
-  EXPECT_EQ(r.summary(run).kernels, 0);
+  EXPECT_EQ(r.counts(run).kernels, 0);
   EXPECT_TRUE(r.kernel_summaries(run).empty());
-  EXPECT_TRUE(r.kernel_stats(run).empty());
+  EXPECT_TRUE(analysis::kernel_stats(r, run).empty());
 }
 
 TEST(CpuProfiler, NullWriterIsOff) {
@@ -89,7 +90,7 @@ TEST(CpuProfiler, FullRecordsEveryLaunchWithItsCall) {
   EXPECT_EQ(rows[5].graph_id, g2);
   EXPECT_NE(rows[0].call_id, 0);
   EXPECT_NE(rows[0].call_id, rows[6].call_id);
-  auto stats = r.kernel_stats(run);
+  auto stats = analysis::kernel_stats(r, run);
   ASSERT_EQ(stats.size(), 2u);
   EXPECT_EQ(stats[0].name, "mm");
   EXPECT_EQ(stats[0].instances, 8);
@@ -111,7 +112,7 @@ TEST(CpuProfiler, SummaryFoldsEachNameAndGraphPerCall) {
   }
   RunReader r(db);
   Id run = r.runs().at(0).id;
-  EXPECT_EQ(r.summary(run).kernels, 0);  // no per-launch rows
+  EXPECT_EQ(r.counts(run).kernels, 0);  // no per-launch rows
   auto rows = r.kernel_summaries(run);
   ASSERT_EQ(rows.size(), 6u);  // per call: mm@g, gelu@g, mm@g2
   const KernelSummaryRow* mm = nullptr;
@@ -130,7 +131,7 @@ TEST(CpuProfiler, SummaryFoldsEachNameAndGraphPerCall) {
   EXPECT_NE(mm->call_id, 0);
 
   // Aggregates read the same as full mode's, except the median (launch-level data is gone).
-  auto stats = r.kernel_stats(run);
+  auto stats = analysis::kernel_stats(r, run);
   ASSERT_EQ(stats.size(), 2u);
   EXPECT_EQ(stats[0].name, "mm");
   EXPECT_EQ(stats[0].instances, 8);
@@ -202,9 +203,9 @@ TEST(CpuProfiler, OnePerThreadSharingOneWriter) {
   }
   RunReader r(db);
   Id run = r.runs().at(0).id;
-  EXPECT_EQ(r.summary(run).kernels, 2 * 50 * 20);       // threads 1 and 3: full
+  EXPECT_EQ(r.counts(run).kernels, 2 * 50 * 20);       // threads 1 and 3: full
   EXPECT_EQ(r.kernel_summaries(run).size(), 2u * 50);  // threads 0 and 2: one row per call
-  auto stats = r.kernel_stats(run);
+  auto stats = analysis::kernel_stats(r, run);
   ASSERT_EQ(stats.size(), 4u);
   for (const auto& s : stats) EXPECT_EQ(s.instances, 1000) << s.name;
 }

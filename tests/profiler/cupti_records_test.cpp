@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "analysis/kernel_stats.h"
 #include "core/run_reader.h"
 #include "core/run_writer.h"
 #include "profiler/cupti_loader.h"
@@ -109,7 +110,7 @@ TEST_F(CuptiRecords, KernelLaunchedInAScopeIsAttributedToItsCallAndGraph) {
 
   RunReader r(db_);
   // grid and block are stored as "x,y,z"; RunReader has no accessor for them yet.
-  EXPECT_EQ(r.kernel_stats(r.runs().at(0).id).size(), 2u);
+  EXPECT_EQ(analysis::kernel_stats(r, r.runs().at(0).id).size(), 2u);
 }
 
 TEST_F(CuptiRecords, ExternalCorrelationArrivingLaterStillAttributes) {

@@ -2,6 +2,7 @@
 // by schema 1 (read as they are; upgraded when a writer opens them).
 #include <gtest/gtest.h>
 
+#include "analysis/kernel_stats.h"
 #include "core/run_reader.h"
 #include "core/run_writer.h"
 #include "core/schema.h"
@@ -102,7 +103,7 @@ TEST(SummaryStore, SchemaOneFilesAreReadAndUpgradedByWriters) {
     Id run = r.runs().at(0).id;
     EXPECT_TRUE(r.kernel_summaries(run).empty());
     EXPECT_TRUE(r.counters(run).empty());
-    EXPECT_TRUE(r.kernel_stats(run).empty());
+    EXPECT_TRUE(analysis::kernel_stats(r, run).empty());
     EXPECT_TRUE(r.graph_kernel_times(run).empty());
   }
   {

@@ -1,16 +1,17 @@
 // The CI gate's verdict: a run compared with a baseline and/or absolute limits. A new break site,
 // more breaks at a site, more recompiles or more eager fallbacks are regressions; fewer are
-// improvements; everything else passes.
+// improvements; everything else passes. `tcprof check` prints it in four formats.
 #pragma once
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "cli/baseline.h"
-#include "cli/run_sites.h"
+#include "analysis/baseline.h"
+#include "analysis/run_view.h"
+#include "analysis/source_index.h"
 
-namespace tcprof::cli {
+namespace tcprof::analysis {
 
 struct GateLimits {
   std::optional<int64_t> max_graph_breaks, max_recompiles;
@@ -45,6 +46,8 @@ struct GateResult {
   std::string verdict() const;  // "regression", "improved" or "pass"
 };
 
-GateResult evaluate_gate(const RunView& run, const Baseline* baseline, const GateLimits& limits);
+// `sources` gives the user's line at a failed guard (guards record no source text).
+GateResult evaluate_gate(const RunView& run, const Baseline* baseline, const GateLimits& limits,
+                         const SourceIndex& sources = {});
 
-}  // namespace tcprof::cli
+}  // namespace tcprof::analysis

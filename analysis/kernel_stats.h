@@ -1,0 +1,55 @@
+// Kernel statistics: the columns of nsys `cuda_gpu_kern_sum` per kernel name and device, computed
+// one way for every reader (`report --kernels`, `diff`, the GUI's kernel table, for a whole run or
+// a time range). --profile summary rows count in fully; for the median each stands for `count`
+// launches of its mean duration (the launches themselves were not kept).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/run_reader.h"
+
+namespace tcprof::analysis {
+
+struct KernelStats {
+  std::string name, kind, device;
+  int64_t instances = 0, total_ns = 0, min_ns = 0, max_ns = 0;
+  double avg_ns = 0, median_ns = 0, stddev_ns = 0;  // stddev: the sample one, as nsys reports it
+  double time_percent = 0;  // of all kernel time in the selection
+};
+
+// Accumulates launches into statistics. Readers that intern names resolve a group once with
+// group() and add by index, so a million launches cost no hashing.
+class KernelStatsBuilder {
+ public:
+  size_t group(std::string_view name, std::string_view kind, std::string_view device);
+  void add(size_t group, int64_t duration_ns);
+  // A --profile summary row: `count` launches totalling `total_ns`.
+  void add_folded(size_t group, int64_t count, int64_t total_ns, int64_t min_ns, int64_t max_ns,
+                  double sum_sq_ns2);
+  // Groups with at least one launch, largest total first (then by name).
+  std::vector<KernelStats> finish();
+
+ private:
+  struct Acc {
+    KernelStats stats;
+    std::vector<int64_t> singles;
+    std::vector<std::pair<double, int64_t>> folded;  // (mean duration, launches)
+    double sum_sq = 0;
+  };
+  std::vector<Acc> accs_;
+  std::unordered_map<std::string, size_t> index_;
+};
+
+// The median of `values` where each (value, weight) pair counts `weight` times; for an even total
+// the mean of the two middle values.
+double weighted_median(std::vector<std::pair<double, int64_t>> values);
+
+// Whole run, or only kernels starting in `range`.
+std::vector<KernelStats> kernel_stats(const RunReader& reader, Id run_id,
+                                      std::optional<TimeRange> range = {});
+
+}  // namespace tcprof::analysis

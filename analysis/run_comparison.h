@@ -1,0 +1,55 @@
+// What changed between two runs: the computation behind `tcprof diff` and the GUI's Compare view
+// (one computation shown two ways). Break sites are matched by their key (break_sites.h: a moved
+// line is the same site, a changed line is a new one) across the whole run, frames by their
+// normalised names, graphs by compile id ("0/1") and kernels by name and device.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/kernel_stats.h"
+#include "analysis/run_summary.h"
+#include "analysis/run_view.h"
+
+namespace tcprof::analysis {
+
+// One side of a comparison: what is read of a run to compare it.
+struct ComparedRun {
+  RunView view;
+  RunSummary summary;
+  std::vector<KernelStats> kernels;
+  std::vector<GraphKernelTime> graph_times;
+};
+ComparedRun compared_run(const RunReader& reader, Id run_id);
+
+struct SiteChange {
+  enum class Kind { Added, Removed, Changed, Unchanged };
+  Kind kind = Kind::Unchanged;
+  BreakSite site;     // as recorded in B when the site is there, else as in A
+  std::string frame;  // the frame key of the site's first breaks
+  int64_t a = 0, b = 0;  // breaks at the site in A and B
+};
+
+struct FrameChange {
+  std::string key;
+  int64_t a_recompiles = 0, b_recompiles = 0, a_failures = 0, b_failures = 0;
+};
+
+struct TimeDelta {
+  std::string name;
+  int64_t a_ns = 0, b_ns = 0, a_count = 0, b_count = 0;
+  int64_t delta() const { return b_ns - a_ns; }
+};
+
+struct RunComparison {
+  std::vector<SiteChange> sites;    // added, removed, changed, unchanged; each in order of appearance
+  std::vector<FrameChange> frames;  // A's frames in order, then frames only B has
+  std::vector<TimeDelta> graphs;    // kernel time per graph, largest absolute change first
+  std::vector<TimeDelta> kernels;   // time per kernel, largest absolute change first
+  std::vector<const SiteChange*> of_kind(SiteChange::Kind kind) const;
+  int64_t count(SiteChange::Kind kind) const;
+};
+
+RunComparison compare_runs(const ComparedRun& a, const ComparedRun& b);
+
+}  // namespace tcprof::analysis

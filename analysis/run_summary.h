@@ -1,0 +1,23 @@
+// A run's headline figures, the same in `report`, `diff` and the GUI: the store's counts plus
+// what needs a definition from this layer (break sites, call and step times).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/run_reader.h"
+
+namespace tcprof::analysis {
+
+struct RunSummary {
+  RunCounts counts;
+  int64_t break_sites = 0;  // break_sites.h
+  double ms_per_call = 0;   // median call duration
+  double ms_per_step = 0;   // median step duration
+};
+
+RunSummary summarize_run(const RunReader& reader, Id run_id);
+
+// The median of `values` (the mean of the two middle ones for an even count); 0 when empty.
+double median(std::vector<int64_t> values);
+
+}  // namespace tcprof::analysis
