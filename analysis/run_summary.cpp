@@ -20,8 +20,10 @@ RunSummary summarize_run(const RunReader& reader, Id run_id) {
   RunSummary s;
   s.counts = reader.counts(run_id);
   s.break_sites = static_cast<int64_t>(break_sites(reader, run_id).size());
+  std::vector<CallRow> call_rows = reader.calls(run_id);
+  s.call_timing = call_timing(call_samples(call_rows, reader.compiles(run_id)));
   std::vector<int64_t> calls, steps;
-  for (const auto& c : reader.calls(run_id)) calls.push_back(c.duration_ns);
+  for (const auto& c : call_rows) calls.push_back(c.duration_ns);
   for (const auto& st : reader.steps(run_id)) steps.push_back(st.duration_ns);
   s.ms_per_call = median(std::move(calls)) / 1e6;
   s.ms_per_step = median(std::move(steps)) / 1e6;

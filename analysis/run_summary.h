@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "analysis/call_timing.h"
 #include "core/run_reader.h"
 
 namespace tcprof::analysis {
@@ -11,7 +12,8 @@ namespace tcprof::analysis {
 struct RunSummary {
   RunCounts counts;
   int64_t break_sites = 0;  // break_sites.h
-  double ms_per_call = 0;   // median call duration
+  CallTiming call_timing;   // steady median and mean including compile (call_timing.h)
+  double ms_per_call = 0;   // median over every call (the `ms_per_call` of report --json)
   double ms_per_step = 0;   // median step duration
 };
 

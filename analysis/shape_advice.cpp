@@ -39,6 +39,55 @@ constexpr double kPadBudgetPercent = 25.0;
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
+// What the failed guards of one recompile say.
+struct FailedGuards {
+  bool size_guard = false;                       // a size guard failed ("size mismatch at index D")
+  std::vector<const GuardFailureRow*> decisions;  // shape decisions (`x.size(0) > 4`) that flipped
+  std::set<int> dims;                            // dimensions the failures name
+};
+
+struct Cause {
+  int64_t size_guard = 0;
+  std::vector<ShapeDecision> decisions;
+};
+
+// The dimensions an expression reads: `x.size(1) % 8 == 0` names 1.
+std::set<int> dims_in(const std::string& text, const std::regex& pattern) {
+  std::set<int> out;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), pattern); it != std::sregex_iterator(); ++it) {
+    out.insert(std::stoi((*it)[1]));
+  }
+  return out;
+}
+
+bool names_dim(const std::string& expr, int dim) {
+  static const std::regex size_dim(R"(size\((\d+)\))");
+  std::set<int> dims = dims_in(expr, size_dim);
+  return dims.empty() || dims.count(dim);
+}
+
+std::string without_not(std::string expr) {
+  if (expr.rfind("not (", 0) == 0 && expr.back() == ')') expr = expr.substr(5, expr.size() - 6);
+  return expr;
+}
+
+FailedGuards classify(const std::vector<GuardFailureRow>& failures) {
+  static const std::regex at_index(R"(at index (\d+))");
+  static const std::regex size_dim(R"(size\((\d+)\))");
+  FailedGuards out;
+  for (const auto& f : failures) {
+    if (f.guard_kind == "shape_expr") {
+      out.decisions.push_back(&f);
+      for (int d : dims_in(f.guard_expr, size_dim)) out.dims.insert(d);
+    } else if (f.guard_kind == "size" || f.guard_kind == "dynamic_size" ||
+               f.message.find("size mismatch") != std::string::npos) {
+      out.size_guard = true;
+      for (int d : dims_in(f.message, at_index)) out.dims.insert(d);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<PadPlan> plan_padding(const std::vector<SizeSeen>& sizes, int64_t max_graphs) {
@@ -96,10 +145,11 @@ ShapeAdvice compute_shape_advice(const std::vector<CallRow>& calls, const std::v
       }
     }
   }
-  // A recompile is caused by the dimensions whose size on its call had not been seen before;
-  // the failed guard's "at index D" narrows it down when several changed at once.
-  static const std::regex at_index(R"(at index (\d+))");
+  // A recompile is caused by the dimensions whose size on its call had not been seen before; the
+  // failed guards narrow it down when several changed at once, and say whether a size guard or a
+  // decision on the size failed.
   std::map<std::pair<int, int>, int64_t> caused;
+  std::map<std::pair<int, int>, Cause> causes;
   for (const auto& r : recompiles) {
     auto it = call_index.find(r.call_id);
     if (it == call_index.end()) {
@@ -119,14 +169,10 @@ ShapeAdvice compute_shape_advice(const std::vector<CallRow>& calls, const std::v
         if (fresh) candidates.emplace_back(static_cast<int>(i), static_cast<int>(d));
       }
     }
-    std::set<int> dims_named;
-    for (const auto& f : r.failures) {
-      std::smatch m;
-      if (std::regex_search(f.message, m, at_index)) dims_named.insert(std::stoi(m[1]));
-    }
+    FailedGuards failed = classify(r.failures);
     std::vector<std::pair<int, int>> narrowed;
     for (const auto& c : candidates) {
-      if (dims_named.count(c.second)) narrowed.push_back(c);
+      if (failed.dims.count(c.second)) narrowed.push_back(c);
     }
     if (!narrowed.empty()) candidates = narrowed;
     if (candidates.empty()) {
@@ -136,6 +182,20 @@ ShapeAdvice compute_shape_advice(const std::vector<CallRow>& calls, const std::v
     for (const auto& c : candidates) {
       ++caused[c];
       ++seen[c][(*now[static_cast<size_t>(c.first)])[static_cast<size_t>(c.second)]].recompiles;
+      Cause& cause = causes[c];
+      if (failed.size_guard) ++cause.size_guard;
+      for (const GuardFailureRow* d : failed.decisions) {
+        if (!names_dim(d->guard_expr, c.second)) continue;
+        std::string expr = without_not(d->guard_expr);
+        auto it = std::find_if(cause.decisions.begin(), cause.decisions.end(), [&](const ShapeDecision& s) {
+          return s.expr == expr && s.file == d->guard_file && s.line == d->guard_line;
+        });
+        if (it == cause.decisions.end()) {
+          cause.decisions.push_back({expr, d->guard_file, d->guard_line, 0});
+          it = std::prev(cause.decisions.end());
+        }
+        ++it->recompiles;
+      }
     }
   }
   for (auto& [key, sizes] : seen) {
@@ -145,9 +205,13 @@ ShapeAdvice compute_shape_advice(const std::vector<CallRow>& calls, const std::v
     a.dim = key.second;
     for (auto& [size, z] : sizes) a.sizes.push_back(z);
     a.recompiles = caused[key];
+    a.size_guard_recompiles = causes[key].size_guard;
+    a.decisions = causes[key].decisions;
     a.dynamic_flag = fmt::format("--dynamic {}:{}", a.input, a.dim);
     a.pad = plan_padding(a.sizes, recompile_limit);
-    a.recommendation = a.pad && a.pad->extra_percent <= kPadBudgetPercent ? "pad" : "dynamic";
+    bool only_decisions = !a.decisions.empty() && a.size_guard_recompiles == 0;
+    a.recommendation = only_decisions ? "branch"
+                       : a.pad && a.pad->extra_percent <= kPadBudgetPercent ? "pad" : "dynamic";
     advice.dims.push_back(std::move(a));
   }
   static const std::regex modulo(R"(%\s*(\d+))");
@@ -155,8 +219,7 @@ ShapeAdvice compute_shape_advice(const std::vector<CallRow>& calls, const std::v
   for (const auto& g : guards) {
     std::smatch m;
     if (!std::regex_search(g.expr, m, modulo)) continue;
-    std::string expr = g.expr;
-    if (expr.rfind("not (", 0) == 0 && expr.back() == ')') expr = expr.substr(5, expr.size() - 6);
+    std::string expr = without_not(g.expr);
     int64_t multiple = std::stoll(m[1]);
     auto same = std::find_if(advice.alignment.begin(), advice.alignment.end(), [&](const AlignmentGuard& a) {
       return a.file == g.file && a.line == g.line && a.multiple == multiple && (!g.file.empty() || a.expr == expr);

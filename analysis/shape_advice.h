@@ -25,12 +25,24 @@ struct PadPlan {
   double extra_percent = 0;        // extra elements of this input over the recorded calls
 };
 
+// A decision on a size (`if x.size(0) > 4:`) whose guard failed: each outcome is its own graph,
+// so marking the dimension dynamic cannot remove these recompiles.
+struct ShapeDecision {
+  std::string expr, file;  // the condition without a leading `not`
+  int line = 0;
+  int64_t recompiles = 0;
+};
+
 struct DimAdvice {
   int input = 0, dim = 0;
   std::vector<SizeSeen> sizes;  // by size
   int64_t recompiles = 0;
+  // What the failed guards say caused them: size guards (what --dynamic and padding remove) and
+  // shape decisions (what they cannot).
+  int64_t size_guard_recompiles = 0;
+  std::vector<ShapeDecision> decisions;
   std::optional<PadPlan> pad;   // none when no multiple keeps the graphs within the limit
-  std::string recommendation;   // "pad" or "dynamic"
+  std::string recommendation;   // "pad", "dynamic", or "branch" (only decisions recompiled)
   std::string dynamic_flag;     // "--dynamic 0:1"
 };
 

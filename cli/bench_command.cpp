@@ -79,8 +79,10 @@ void add_bench_command(CLI::App& app) {
     auto inputs = s.inputs->make(0);
     torch::NoGradGuard no_grad;  // inference benchmark, as torch.compile's CPU numbers are
 
-    // Eager: the module's method with the graph executor's optimisations off.
-    torch::jit::Method forward = s.model.module.get_method(s.model.method);
+    // Eager: the module's method with the graph executor's optimisations off, on an independent
+    // copy: a model that keeps state must start from the same state in every executor.
+    torch::jit::Module eager_module = s.model.module.clone();
+    torch::jit::Method forward = eager_module.get_method(s.model.method);
     c10::IValue reference;
     {
       torch::jit::GraphOptimizerEnabledGuard off(false);
@@ -145,7 +147,7 @@ void add_bench_command(CLI::App& app) {
     double eager_ms = median_ms(samples[0]), compiled_ms = median_ms(samples[1]);
     nlohmann::json baselines = {{"eager", eager_ms}};
     if (frozen) baselines["torchscript_optimized"] = median_ms(samples[2]);
-    s.writer->close("finished");
+    finish_session(s);
 
     std::error_code ignored;
     std::filesystem::remove_all(cache_dir, ignored);
@@ -154,7 +156,8 @@ void add_bench_command(CLI::App& app) {
       nlohmann::json j = {{"eager_ms", eager_ms}, {"compiled_ms", compiled_ms}, {"speedup", speedup},
                           {"baselines", baselines}, {"compile_s", compile_s}, {"warm_compile_s", warm_s},
                           {"threads", o->threads}, {"iters", o->iters}, {"backend", o->model.backend},
-                          {"graph_breaks", compiled.stats().graph_breaks}, {"db", s.db_path}};
+                          {"graph_breaks", compiled.stats().graph_breaks},
+                          {"db", s.recording() ? nlohmann::json(s.db_path) : nlohmann::json(nullptr)}};
       if (!ts_note.empty()) j["torchscript_optimized_error"] = ts_note;
       std::cout << j.dump(2) << "\n";
       return;
@@ -167,7 +170,7 @@ void add_bench_command(CLI::App& app) {
       double ts = baselines["torchscript_optimized"];
       std::cout << fmt::format("  {:<26} {:>10.3f}  {:>7.2f}x\n", "TorchScript optimised", ts, eager_ms / ts);
     } else {
-      std::cout << fmt::format("  TorchScript optimised: not available ({})\n", text::fit(ts_note, 50));
+      std::cout << fmt::format("  TorchScript optimised: not available ({})\n", ts_note);
     }
     std::cout << fmt::format("  {:<26} {:>10.3f}  {:>7.2f}x\n", "tcprof (" + o->model.backend + ")", compiled_ms, speedup);
     std::cout << fmt::format("  compile {:.3f} s cold, {:.3f} s warm · graph breaks {}\n", compile_s, warm_s,

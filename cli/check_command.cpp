@@ -3,8 +3,11 @@
 // recorded run and a fresh one are judged by the same code (gate.h).
 #include <algorithm>
 #include <fstream>
-#include <optional>
+#include <filesystem>
 #include <iostream>
+#include <optional>
+
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -77,12 +80,10 @@ std::string update_command(const CheckOptions& o) {
   return out + " --update-baseline";
 }
 
-void stderr_print(const std::string& text) { std::cerr << text; }
-
 // Runs the workload like `tcprof run` and returns the run's id in s.db_path.
 Id run_workload(const CheckOptions& o, ModelSession& s) {
   // The model's print() must not end up inside JSON or JUnit on stdout.
-  torch::jit::setPrintHandler(stderr_print);
+  send_model_output_to_stderr();
   CompiledModule m(s.model, s.compile, s.writer.get(), s.profiler.get());
   Id run_id = s.writer->run_id();
   ProgressBar bar("check", o.iters);
@@ -93,14 +94,28 @@ Id run_workload(const CheckOptions& o, ModelSession& s) {
     }
   } catch (const Error& e) {
     bar.finish();
-    s.profiler.reset();
     fail_session(s, e);
   }
   bar.finish();
-  s.profiler.reset();
-  s.writer->close("finished");
+  finish_session(s);
   return run_id;
 }
+
+// Under --db none the gate still reads the run back from a database: a temporary one, removed
+// when the check is done.
+class TemporaryDatabase {
+ public:
+  TemporaryDatabase()
+      : path_((std::filesystem::temp_directory_path() / fmt::format("tcprof-check-{}.db", getpid())).string()) {}
+  ~TemporaryDatabase() {
+    std::error_code ec;
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + suffix, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 // Differences between the workload the baseline was recorded with and this one: counts only
 // compare under the same inputs and call count.
@@ -130,11 +145,16 @@ void check(CheckOptions o) {
   if (!o.baseline.empty() && !o.update_baseline) baseline = load_baseline(o.baseline);
 
   std::string db_path;
+  std::optional<TemporaryDatabase> temporary;
   std::optional<Id> run_id = o.run_id;
   if (is_sqlite_file(o.model.model)) {
     db_path = o.model.model;
   } else {
     if (o.run_id) throw Error(ErrorKind::Usage, "--run selects a run in a database; MODEL records a new one");
+    if (o.model.db == "none") {
+      temporary.emplace();
+      o.model.db = temporary->path();
+    }
     ModelSession s = open_model_session(o.model, "check",
                                         config_json(o.model, fmt::format("{{\"iters\":{}}}", o.iters)));
     run_id = run_workload(o, s);
@@ -168,7 +188,7 @@ void check(CheckOptions o) {
   GateResult result = evaluate_gate(run, baseline ? &*baseline : nullptr,
                                     GateLimits{o.max_graph_breaks, o.max_recompiles},
                                     SourceIndex::of_run(reader, run.run_id));
-  GateContext context{o.baseline, db_path, run.run.model_path.empty() ? o.model.model : run.run.model_path,
+  GateContext context{o.baseline, temporary ? std::string() : db_path, run.run.model_path.empty() ? o.model.model : run.run.model_path,
                       update_command(o)};
   if (o.format == "json") {
     std::cout << gate_json(result, context).dump(2) << "\n";

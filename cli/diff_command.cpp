@@ -59,8 +59,9 @@ void write_sites(fmt::memory_buffer& out, const char* title, char mark, const st
     std::string counts = mark == '+' ? fmt::format("{}x", c.b)
                          : mark == '-' ? fmt::format("{}x", c.a)
                                        : fmt::format("{}x->{}x", c.a, c.b);
-    fmt::format_to(o, "  {} {} {} {}\n      at {}\n", mark, counts, s.break_id, s.type, text::fit(where, 70));
-    if (!s.source.empty()) fmt::format_to(o, "      | {}\n", text::fit(normalise_source(s.source), 70));
+    fmt::format_to(o, "  {} {} {} {}\n", mark, counts, s.break_id, s.type);
+    fmt::format_to(o, "{}", text::wrap("      at ", where));
+    if (!s.source.empty()) fmt::format_to(o, "{}", text::wrap("      | ", normalise_source(s.source)));
   }
 }
 
@@ -84,7 +85,9 @@ std::string render_text(const Side& a, const Side& b, const RunComparison& d, si
                    signed_duration(vb - va), relative(va, vb));
   };
   count_row("calls", x.calls, y.calls);
-  time_row("time per call", a.run.summary.ms_per_call * 1e6, b.run.summary.ms_per_call * 1e6);
+  const analysis::CallTiming &ta = a.run.summary.call_timing, &tb = b.run.summary.call_timing;
+  time_row("steady median/call", ta.steady_median_ns, tb.steady_median_ns);
+  time_row("mean incl. compile", ta.mean_incl_compile_ns, tb.mean_incl_compile_ns);
   time_row("compile time", static_cast<double>(x.compile_time_ns), static_cast<double>(y.compile_time_ns));
   count_row("compiles", x.compiles, y.compiles);
   count_row("recompiles", x.recompiles, y.recompiles);
@@ -121,8 +124,10 @@ std::string render_text(const Side& a, const Side& b, const RunComparison& d, si
     }
     if (rows.size() > top) fmt::format_to(o, "    … {} more\n", rows.size() - top);
   };
-  write_times("Kernel time per graph", d.graphs, 30);
-  write_times("Kernel time per kernel", d.kernels, 30);
+  // The name column takes what the terminal leaves after the four time columns (48).
+  const size_t name_width = std::max<size_t>(30, text::terminal_width() - 48);
+  write_times("Kernel time per graph", d.graphs, name_width);
+  write_times("Kernel time per kernel", d.kernels, name_width);
   // Empty trailing cells leave spaces that diff tools and editors flag.
   std::string text = fmt::to_string(out), trimmed;
   size_t start = 0;
@@ -149,6 +154,8 @@ json render_json(const Side& a, const Side& b, const RunComparison& d) {
     const RunCounts& c = m.counts;
     return json{{"db", s.path}, {"run_id", s.run.view.run_id}, {"model_path", s.run.view.run.model_path},
                 {"calls", c.calls}, {"ms_per_call", m.ms_per_call},
+                {"steady_median_ms_per_call", m.call_timing.steady_median_ns / 1e6},
+                {"mean_ms_per_call_incl_compile", m.call_timing.mean_incl_compile_ns / 1e6},
                 {"compile_time_ms", static_cast<double>(c.compile_time_ns) / 1e6}, {"compiles", c.compiles},
                 {"recompiles", c.recompiles}, {"guard_failures", c.guard_failures},
                 {"graph_breaks", c.graph_breaks}, {"break_sites", m.break_sites}, {"eager_calls", c.eager_calls}};

@@ -52,7 +52,7 @@ std::vector<GraphBreakRow> break_rows(const CompiledModule& m) {
   return rows;
 }
 
-json explain_json(const CompiledModule& m, const std::string& db) {
+json explain_json(const CompiledModule& m, const ModelSession& s) {
   json graphs = json::array(), breaks = json::array(), guards = json::array();
   int64_t op_count = 0, break_count = 0;
   for (const auto& frame : m.frames()) {
@@ -91,10 +91,10 @@ json explain_json(const CompiledModule& m, const std::string& db) {
   return {{"graph_count", graphs.size()}, {"graph_break_count", break_count}, {"op_count", op_count},
           {"graphs", graphs}, {"breaks", breaks}, {"guards", guards},
           {"compile_time_ms", static_cast<double>(m.stats().compile_ns) / 1e6},
-          {"recompiles", m.stats().recompiles}, {"db", db}};
+          {"recompiles", m.stats().recompiles}, {"db", s.recording() ? json(s.db_path) : json(nullptr)}};
 }
 
-std::string op_summary(const CapturedGraph& g, size_t width) {
+std::string op_summary(const CapturedGraph& g) {
   std::map<std::string, int> counts;
   for (const auto& op : g.ops) ++counts[op.name.substr(op.name.find("::") + 2)];
   std::vector<std::pair<int, std::string>> sorted;
@@ -102,10 +102,10 @@ std::string op_summary(const CapturedGraph& g, size_t width) {
   std::sort(sorted.begin(), sorted.end());
   std::string s;
   for (const auto& [n, name] : sorted) s += fmt::format("{}{} x{}", s.empty() ? "" : ", ", name, -n);
-  return text::fit(s, width);
+  return s;
 }
 
-std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const std::string& db) {
+std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const ModelSession& s) {
   fmt::memory_buffer out;
   auto w = std::back_inserter(out);
   int64_t graphs = 0, ops = 0;
@@ -130,23 +130,25 @@ std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const
   if (!sites.empty()) {
     fmt::format_to(w, "\nGraph breaks\n");
     for (const auto& s : sites) {
-      fmt::format_to(w, "  {}x {} {} at {}\n", s.count, s.break_id, s.type,
-                     text::fit(text::location(s.file, s.line, s.col), 52));
-      if (!s.module_path.empty()) fmt::format_to(w, "     in {}\n", text::fit(s.module_path, 72));
-      if (!s.source.empty()) fmt::format_to(w, "     | {}\n", text::fit(text::trim(s.source), 70));
-      fmt::format_to(w, "     {}\n", text::fit(s.reason, 74));
-      fmt::format_to(w, "     hint: {}\n", text::fit(s.hint, 68));
+      fmt::format_to(w, "{}", text::wrap(fmt::format("  {}x {} {} at ", s.count, s.break_id, s.type),
+                                         text::location(s.file, s.line, s.col)));
+      if (!s.module_path.empty()) fmt::format_to(w, "{}", text::wrap("     in ", s.module_path));
+      if (!s.source.empty()) fmt::format_to(w, "{}", text::wrap("     | ", text::trim(s.source)));
+      fmt::format_to(w, "{}", text::wrap("     ", s.reason));
+      fmt::format_to(w, "{}", text::wrap("     hint: ", s.hint));
     }
   }
   fmt::format_to(w, "\nGraphs\n");
   for (const auto& frame : m.frames()) {
     for (const auto& entry : frame->entries) {
-      fmt::format_to(w, "  {:<5} {:>4} ops  {}\n", entry->compile_label, entry->graph.op_count(),
-                     op_summary(entry->graph, 60));
-      fmt::format_to(w, "        {}\n", text::fit(frame->name, 72));
+      fmt::format_to(w, "{}", text::wrap(fmt::format("  {:<5} {:>4} ops  ", entry->compile_label,
+                                                     entry->graph.op_count()),
+                                         op_summary(entry->graph)));
+      fmt::format_to(w, "{}", text::wrap("        ", frame->name));
       const CompileReport& r = entry->compiled->report();
       if (r.compile_failed) {
-        fmt::format_to(w, "        compile failed, runs eagerly: {}\n", text::fit(r.failure.substr(0, r.failure.find('\n')), 50));
+        fmt::format_to(w, "{}", text::wrap("        compile failed, runs eagerly: ",
+                                           r.failure.substr(0, r.failure.find('\n'))));
       } else if (r.kernels + r.window_kernels > 0 || !r.hints.empty()) {
         fmt::format_to(w, "        {} ({} unique) · {} ops fused · {} extern · {} fallback\n",
                        text::plural(r.kernels + r.window_kernels, "kernel", "kernels"), r.unique_kernels, r.fused_ops,
@@ -161,12 +163,12 @@ std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const
           else ++it->second;
         }
         for (size_t i = 0; i < fusions.size() && i < 6; ++i) {
-          fmt::format_to(w, "          {}x {}\n", fusions[i].second, text::fit(fusions[i].first, 62));
+          fmt::format_to(w, "{}", text::wrap(fmt::format("          {}x ", fusions[i].second), fusions[i].first));
         }
         std::map<std::string, int> fallbacks;
         for (const auto& h : r.hints) {
           if (h.kind == "fallback_op") ++fallbacks[h.op];
-          else fmt::format_to(w, "        perf hint: {}\n", text::fit(h.message, 61));
+          else fmt::format_to(w, "{}", text::wrap("        perf hint: ", h.message));
         }
         for (const auto& [op, n] : fallbacks) fmt::format_to(w, "        fallback: {}x {}\n", n, op);
       }
@@ -179,8 +181,8 @@ std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const
       for (const auto& g : entry->guards.guards()) {
         if (g.kind == GuardKind::ShapeExpr || g.kind == GuardKind::Attribute) {
           std::string where = g.loc.known() ? text::location(g.loc.file, g.loc.line) : "";
-          user_guards.push_back(fmt::format("  {:<5} {:<36} {}", entry->compile_label, text::fit(g.text, 36),
-                                            text::fit(where, 36)));
+          user_guards.push_back(text::wrap(fmt::format("  {:<5} ", entry->compile_label),
+                                           fmt::format("{:<36} {}", g.text, where)));
         } else {
           ++input_guards;
         }
@@ -188,10 +190,10 @@ std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const
     }
   }
   fmt::format_to(w, "\nGuards\n");
-  for (const auto& line : user_guards) fmt::format_to(w, "{}\n", line);
+  for (const auto& line : user_guards) fmt::format_to(w, "{}", line);
   fmt::format_to(w, "  and {} on inputs (dtype, device, rank, sizes, strides, requires_grad, grad mode)\n",
                  input_guards);
-  fmt::format_to(w, "\nRecorded in {} (tcprof report {})\n", db, db);
+  fmt::format_to(w, "\n{}", recorded_line(s));
   return fmt::to_string(out);
 }
 
@@ -209,15 +211,13 @@ void add_explain_command(CLI::App& app) {
     try {
       for (int64_t i = 0; i < o->iters; ++i) m.call(s.inputs->make(i));
     } catch (const Error& e) {
-      s.profiler.reset();
       fail_session(s, e);
     }
-    s.profiler.reset();  // writes what a window still holds before the run closes
-    s.writer->close("finished");
+    finish_session(s);
     if (o->model.json) {
-      std::cout << explain_json(m, s.db_path).dump(2) << "\n";
+      std::cout << explain_json(m, s).dump(2) << "\n";
     } else {
-      std::cout << explain_text(m, *o, s.db_path);
+      std::cout << explain_text(m, *o, s);
     }
   });
 }

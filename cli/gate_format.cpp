@@ -14,27 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-// Greedy word wrap: CI logs are read in 80 columns and hints are too useful to cut.
-void write_wrapped(fmt::memory_buffer& out, std::string_view text, const std::string& indent, size_t width) {
-  std::string line;
-  size_t pos = 0;
-  auto flush = [&] {
-    fmt::format_to(std::back_inserter(out), "{}{}\n", indent, line);
-    line.clear();
-  };
-  while (pos < text.size()) {
-    size_t end = text.find(' ', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view word = text.substr(pos, end - pos);
-    pos = end + 1;
-    if (word.empty()) continue;
-    if (!line.empty() && line.size() + 1 + word.size() > width) flush();
-    if (!line.empty()) line += ' ';
-    line += text::fit(word, width);
-  }
-  if (!line.empty()) flush();
-}
-
 std::string where(const Finding& f) {
   if (f.file.empty()) return "";
   return text::location(f.file, f.line);
@@ -43,18 +22,13 @@ std::string where(const Finding& f) {
 void write_finding(fmt::memory_buffer& out, const Finding& f, bool text_mode) {
   auto o = std::back_inserter(out);
   const std::string pad = text_mode ? "    " : "";
-  if (text_mode) fmt::format_to(o, "  {} {}\n", f.regression ? "REGRESSION" : "improved:", text::fit(f.title, 64));
+  if (text_mode) fmt::format_to(o, "{}", text::wrap(f.regression ? "  REGRESSION " : "  improved: ", f.title));
   std::string at = where(f);
-  std::string frame = f.frame.empty() ? "" : "frame " + f.frame;
-  if (!at.empty()) {
-    fmt::format_to(o, "{}at {}\n", pad, text::fit(at, 72));
-    if (!frame.empty()) fmt::format_to(o, "{}in {}\n", pad, text::fit(frame, 72));
-  } else if (!frame.empty()) {
-    fmt::format_to(o, "{}in {}\n", pad, text::fit(frame, 72));
-  }
-  if (!f.source.empty()) fmt::format_to(o, "{}| {}\n", pad, text::fit(f.source, 70));
-  if (!f.reason.empty()) write_wrapped(out, f.reason, pad, 74);
-  if (!f.hint.empty()) write_wrapped(out, "hint: " + f.hint, pad, 74);
+  if (!at.empty()) fmt::format_to(o, "{}", text::wrap(pad + "at ", at));
+  if (!f.frame.empty()) fmt::format_to(o, "{}", text::wrap(pad + "in ", "frame " + f.frame));
+  if (!f.source.empty()) fmt::format_to(o, "{}", text::wrap(pad + "| ", f.source));
+  if (!f.reason.empty()) fmt::format_to(o, "{}", text::wrap(pad, f.reason));
+  if (!f.hint.empty()) fmt::format_to(o, "{}", text::wrap(pad + "hint: ", f.hint));
   fmt::format_to(o, "{}baseline {}, now {}\n", pad, f.baseline, f.current);
 }
 
@@ -122,9 +96,9 @@ std::string xml_escape(std::string_view s) {
 std::string gate_text(const GateResult& r, const GateContext& c) {
   fmt::memory_buffer out;
   auto o = std::back_inserter(out);
-  fmt::format_to(o, "tcprof check {}\n", text::fit(c.model, 66));
-  if (!c.baseline_path.empty()) fmt::format_to(o, "  baseline {}\n", text::fit(c.baseline_path, 68));
-  if (!c.db_path.empty()) fmt::format_to(o, "  run      {}\n", text::fit(c.db_path, 68));
+  fmt::format_to(o, "{}", text::wrap("tcprof check ", c.model));
+  if (!c.baseline_path.empty()) fmt::format_to(o, "{}", text::wrap("  baseline ", c.baseline_path));
+  if (!c.db_path.empty()) fmt::format_to(o, "{}", text::wrap("  run      ", c.db_path));
   if (!r.findings.empty()) out.push_back('\n');
   for (const auto& f : r.findings) {
     write_finding(out, f, true);

@@ -40,6 +40,9 @@ json summary(const analysis::RunSummary& m) {
           {"perf_hints", s.perf_hints},
           {"compile_time_ms", static_cast<double>(s.compile_time_ns) / 1e6},
           {"ms_per_call", m.ms_per_call},
+          {"steady_median_ms_per_call", m.call_timing.has_steady() ? json(m.call_timing.steady_median_ns / 1e6)
+                                                                   : json(nullptr)},
+          {"mean_ms_per_call_incl_compile", m.call_timing.mean_incl_compile_ns / 1e6},
           {"ms_per_step", m.ms_per_step}};
 }
 

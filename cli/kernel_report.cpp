@@ -87,8 +87,9 @@ void write_kernel_report(fmt::memory_buffer& out, const RunReader& reader, Id ru
   for (size_t i = 0; i < shown; ++i) {
     const auto& k = stats[i];
     std::string tag = fmt::format("[{}, {}]", k.kind, k.device);
-    size_t room = tag.size() < 50 ? 74 - tag.size() : 24;
-    fmt::format_to(o, "    {}  {}\n", text::fit(k.name, room), text::fit(tag, 50));
+    // A table row: the name takes what the terminal leaves beside its tag.
+    size_t room = text::terminal_width() > tag.size() + 30 ? text::terminal_width() - tag.size() - 6 : 24;
+    fmt::format_to(o, "    {}  {}\n", text::fit(k.name, room), tag);
     fmt::format_to(o, "    {:>6} {:>9} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n",
                    text::percent(k.time_percent), text::duration(static_cast<double>(k.total_ns)),
                    text::count(k.instances), text::duration(k.avg_ns), text::duration(k.median_ns),

@@ -3,13 +3,16 @@
 
 #include <ctime>
 #include <filesystem>
+#include <iostream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <torch/csrc/jit/runtime/print_handler.h>
 
 #include "compiler/runtime/torch_info.h"
 #include "core/error.h"
+#include "core/run_reader.h"
 
 namespace tcprof::cli {
 
@@ -22,7 +25,8 @@ void add_model_options(CLI::App* cmd, ModelOptions& o, bool compile_flags) {
   cmd->add_option("--vary", o.vary, "Change dimension D of input I on each call: I:D=LO..HI or I:D=a,b,c");
   cmd->add_option("--seed", o.seed, "Seed for random inputs")->capture_default_str();
   cmd->add_option("--method", o.method, "Method to run")->capture_default_str();
-  cmd->add_option("--db", o.db, "Run database to write (default: ./tcprof-runs/<model>-<date-time>.db)");
+  cmd->add_option("--db", o.db,
+                  "Run database to write (default: ./tcprof-runs/<model>-<date-time>.db; none: record nothing)");
   cmd->add_flag("--json", o.json, "Machine-readable output");
   if (!compile_flags) return;
   cmd->add_option("--stance", o.stance,
@@ -43,12 +47,62 @@ void add_model_options(CLI::App* cmd, ModelOptions& o, bool compile_flags) {
       ->capture_default_str();
 }
 
+namespace {
+
+// Whether the file holds nothing of the model: no run got as far as a compile or a call.
+bool recorded_nothing(const std::string& db_path) {
+  try {
+    RunReader reader(db_path);
+    for (const auto& run : reader.runs()) {
+      RunCounts c = reader.counts(run.id);
+      if (c.compiles > 0 || c.calls > 0) return false;
+    }
+    return true;
+  } catch (const std::exception&) {
+    return false;  // unreadable: leave it for the user to see
+  }
+}
+
+void remove_database(const std::string& path) {
+  std::error_code ec;
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix, ec);
+}
+
+void stderr_print(const std::string& text) { std::cerr << text; }
+
+}  // namespace
+
+void send_model_output_to_stderr() { torch::jit::setPrintHandler(stderr_print); }
+
 void fail_session(ModelSession& s, const Error& e) {
+  s.profiler.reset();
+  if (!s.writer) throw Error(e.kind(), e.what());
   try {
     s.writer->close("failed");
   } catch (const std::exception&) {
   }
+  s.writer.reset();
+  if (s.created_db && recorded_nothing(s.db_path)) {
+    remove_database(s.db_path);
+    throw Error(e.kind(), e.what());
+  }
   throw Error(e.kind(), fmt::format("{} (the run so far is recorded in {})", e.what(), s.db_path));
+}
+
+void finish_session(ModelSession& s) {
+  s.profiler.reset();  // writes what a window still holds before the run closes
+  if (s.writer) s.writer->close("finished");
+}
+
+analysis::CallTiming recorded_call_timing(const ModelSession& s) {
+  RunReader reader(s.db_path);
+  Id run = s.writer->run_id();
+  return analysis::call_timing(analysis::call_samples(reader.calls(run), reader.compiles(run)));
+}
+
+std::string recorded_line(const ModelSession& s) {
+  if (!s.recording()) return "Not recorded (--db none)\n";
+  return fmt::format("Recorded in {} (tcprof report {})\n", s.db_path, s.db_path);
 }
 
 std::string default_db_path(const std::string& model_path) {
@@ -92,10 +146,14 @@ ModelSession open_model_session(const ModelOptions& o, const std::string& comman
   info.stance = o.stance;
   info.libtorch_version = libtorch_version();
   info.config_json = config_json;
-  s.db_path = o.db.empty() ? default_db_path(o.model) : o.db;
   auto mode = parse_profile_mode(o.profile);
   if (!mode) throw Error(ErrorKind::Usage, fmt::format("unknown --profile '{}' (use off, summary or full)", o.profile));
-  s.writer = std::make_unique<RunWriter>(s.db_path, info);
+  if (o.json) send_model_output_to_stderr();
+  if (o.db != "none") {
+    s.db_path = o.db.empty() ? default_db_path(o.model) : o.db;
+    s.created_db = !std::filesystem::exists(s.db_path);
+    s.writer = std::make_unique<RunWriter>(s.db_path, info);
+  }
   s.profiler = std::make_unique<CpuProfiler>(s.writer.get(), *mode);
   return s;
 }

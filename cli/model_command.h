@@ -8,6 +8,7 @@
 
 #include <ATen/core/grad_mode.h>
 
+#include "analysis/call_timing.h"
 #include "compiler/runtime/compile_options.h"
 #include "compiler/runtime/input_generator.h"
 #include "compiler/frontend/model_loader.h"
@@ -35,8 +36,8 @@ struct ModelOptions {
   bool strict = false;  // cpp: a graph that fails to compile is an error (exit 1), not an eager fallback
   bool grad = false;    // run with autograd on (default: inference, like torch.no_grad)
   std::string profile = "summary";
-  std::string db;
-  bool json = false;
+  std::string db;  // "none": record nothing
+  bool json = false;  // machine output on stdout; the model's own prints go to stderr
 };
 
 // Adds the shared flags to `cmd`; `compile_flags` adds stance/fullgraph/limit/dynamic/backend.
@@ -47,16 +48,31 @@ struct ModelSession {
   LoadedModel model;
   CompileOptions compile;
   std::unique_ptr<InputGenerator> inputs;
-  std::unique_ptr<RunWriter> writer;
+  std::unique_ptr<RunWriter> writer;  // null under --db none
   std::unique_ptr<CpuProfiler> profiler;
   std::unique_ptr<at::AutoGradMode> grad_mode;  // the whole command runs in this mode
-  std::string db_path;
+  std::string db_path;                          // empty under --db none
+  bool created_db = false;                      // the file did not exist before this command
+  bool recording() const { return writer != nullptr; }
 };
 
 ModelSession open_model_session(const ModelOptions& o, const std::string& command, const std::string& config_json);
 
-// Marks the run failed (keeping what was recorded) and rethrows `e` with the database named.
+// Marks the run failed and rethrows `e`. What was recorded stays, and the message names the
+// database; a file this command created that holds nothing of the model is removed instead.
 [[noreturn]] void fail_session(ModelSession& s, const Error& e);
+// Flushes the profiler's last window and closes the run as finished.
+void finish_session(ModelSession& s);
+
+// TorchScript's print() writes to stdout; under --json (and CI formats) stdout is the machine
+// output, so the model's prints go to stderr instead.
+void send_model_output_to_stderr();
+
+// The run's call timing as every reader computes it from the store (after finish_session).
+analysis::CallTiming recorded_call_timing(const ModelSession& s);
+
+// "Recorded in DB (tcprof report DB)", or that nothing was recorded (--db none).
+std::string recorded_line(const ModelSession& s);
 
 // ./tcprof-runs/<model>-<date-time>.db
 std::string default_db_path(const std::string& model_path);

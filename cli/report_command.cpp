@@ -45,9 +45,9 @@ std::vector<RunRow> selected_runs(const RunReader& reader, const ReportOptions& 
 void write_counts(fmt::memory_buffer& out, const analysis::RunSummary& summary) {
   const RunCounts& s = summary.counts;
   auto o = std::back_inserter(out);
-  fmt::format_to(o, "  calls {} (eager {}) · {}/call", text::count(s.calls),
-                 text::count(s.eager_calls), text::duration(summary.ms_per_call * 1e6));
+  fmt::format_to(o, "  calls {} (eager {})", text::count(s.calls), text::count(s.eager_calls));
   if (s.kernels > 0) fmt::format_to(o, " · kernels {}", text::count(s.kernels));
+  if (s.calls > 0) fmt::format_to(o, "\n  {}", text::call_timing(summary.call_timing));
   fmt::format_to(o, "\n  compiles {} ({}) · recompiles {} · guard failures {}\n",
                  text::count(s.compiles), text::duration(static_cast<double>(s.compile_time_ns)),
                  text::count(s.recompiles), text::count(s.guard_failures));
@@ -67,11 +67,11 @@ void write_breaks(fmt::memory_buffer& out, const std::vector<analysis::BreakSite
     const auto& b = sites[i];
     std::string where = text::location(b.file, b.line, b.col);
     if (!b.module_path.empty()) where += "  (" + b.module_path + ")";
-    fmt::format_to(std::back_inserter(out), "  {:>4}x {} {} {}\n", b.count, b.break_id, b.type,
-                   text::fit(where, 50));
-    if (!b.source.empty()) fmt::format_to(std::back_inserter(out), "        | {}\n", text::fit(text::trim(b.source), 68));
-    fmt::format_to(std::back_inserter(out), "        {}\n", text::fit(b.reason, 72));
-    if (!b.hint.empty()) fmt::format_to(std::back_inserter(out), "        hint: {}\n", text::fit(b.hint, 66));
+    auto o = std::back_inserter(out);
+    fmt::format_to(o, "{}", text::wrap(fmt::format("  {:>4}x {} {} ", b.count, b.break_id, b.type), where));
+    if (!b.source.empty()) fmt::format_to(o, "{}", text::wrap("        | ", text::trim(b.source)));
+    fmt::format_to(o, "{}", text::wrap("        ", b.reason));
+    if (!b.hint.empty()) fmt::format_to(o, "{}", text::wrap("        hint: ", b.hint));
   }
   if (sites.size() > top) fmt::format_to(std::back_inserter(out), "        … {} more\n", sites.size() - top);
 }
@@ -81,12 +81,13 @@ void write_recompiles(fmt::memory_buffer& out, const std::vector<RecompileRow>& 
   fmt::format_to(std::back_inserter(out), "\n  Recompiles ({})\n", recompiles.size());
   for (size_t i = 0; i < std::min(top, recompiles.size()); ++i) {
     const auto& r = recompiles[i];
-    fmt::format_to(std::back_inserter(out), "    {} {}: {}\n", r.compile_label, r.frame_name,
-                   text::fit(r.reason, 60));
+    fmt::format_to(std::back_inserter(out), "{}", text::wrap(fmt::format("    {} {}: ", r.compile_label, r.frame_name),
+                                                           r.reason));
     for (const auto& f : r.failures) {
       std::string where = f.guard_file.empty() ? "" : "  at " + text::location(f.guard_file, f.guard_line);
-      fmt::format_to(std::back_inserter(out), "      guard {} failed: expected {}, actual {}{}\n",
-                     text::fit(f.guard_expr, 30), f.expected, f.actual, where);
+      fmt::format_to(std::back_inserter(out), "{}",
+                     text::wrap("      ", fmt::format("guard {} failed: expected {}, actual {}{}", f.guard_expr,
+                                                    f.expected, f.actual, where)));
     }
   }
   if (recompiles.size() > top) fmt::format_to(std::back_inserter(out), "    … {} more\n", recompiles.size() - top);
@@ -103,7 +104,8 @@ void write_kernels(fmt::memory_buffer& out, const std::vector<analysis::KernelSt
     fmt::format_to(std::back_inserter(out), "    {:>6} {:>9} {:>7} {:>9} {:>9}  {}\n",
                    text::percent(k.time_percent), text::duration(static_cast<double>(k.total_ns)),
                    text::count(k.instances), text::duration(k.avg_ns),
-                   text::duration(static_cast<double>(k.max_ns)), text::fit(k.name, 28));
+                   text::duration(static_cast<double>(k.max_ns)),
+                   text::fit(k.name, std::max<size_t>(28, text::terminal_width() - 50)));
   }
 }
 
@@ -125,8 +127,9 @@ void write_hints(fmt::memory_buffer& out, const std::vector<PerfHintRow>& hints,
   fmt::format_to(std::back_inserter(out), "\n  Perf hints ({})\n", hints.size());
   for (size_t i = 0; i < std::min(top, hints.size()); ++i) {
     const auto& h = hints[i];
-    fmt::format_to(std::back_inserter(out), "    {} {} {}\n      {}\n", h.kind, h.op,
-                   h.file.empty() ? "" : text::location(h.file, h.line), text::fit(h.message, 74));
+    fmt::format_to(std::back_inserter(out), "{}", text::wrap("    ", fmt::format("{} {} {}", h.kind, h.op,
+                                                           h.file.empty() ? "" : text::location(h.file, h.line))));
+    fmt::format_to(std::back_inserter(out), "{}", text::wrap("      ", h.message));
   }
 }
 

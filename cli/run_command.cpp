@@ -1,13 +1,15 @@
 // `tcprof run MODEL --input ... --iters N`: runs the model compiled, with shapes that may vary per
 // call, records everything into the run database and ends with a summary. --verify checks each
-// output against the uncompiled module.
+// output against an independent, uncompiled copy of the module.
 #include <iostream>
+#include <optional>
 
 #include <ATen/ATen.h>
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/call_timing.h"
 #include "cli/commands.h"
 #include "cli/model_command.h"
 #include "cli/progress.h"
@@ -72,6 +74,15 @@ std::string compare(const c10::IValue& a, const c10::IValue& b, const std::strin
   return a.tagKind() == b.tagKind() ? "" : fmt::format("{}: {} vs {}", where, a.tagKind(), b.tagKind());
 }
 
+c10::IValue call_reference(torch::jit::Module& module, const std::string& method, std::vector<c10::IValue> inputs) {
+  try {
+    return module.get_method(method)(std::move(inputs));
+  } catch (const c10::Error& e) {
+    throw Error(ErrorKind::Input, fmt::format("--verify: running {} uncompiled failed: {}", method,
+                                              e.what_without_backtrace()));
+  }
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app) {
@@ -84,17 +95,22 @@ void add_run_command(CLI::App& app) {
     if (o->iters < 1) throw Error(ErrorKind::Usage, "--iters must be at least 1");
     ModelSession s = open_model_session(
         o->model, "run", config_json(o->model, fmt::format("{{\"iters\":{},\"verify\":{}}}", o->iters, o->verify)));
+    // The reference is an independent copy of the module: a model that keeps state (`self.calls
+    // += 1`) must see each call once in each, never twice in one.
+    std::optional<torch::jit::Module> reference;
+    if (o->verify) reference = s.model.module.clone();
     CompiledModule m(s.model, s.compile, s.writer.get(), s.profiler.get());
     ProgressBar bar("run", o->iters);
-    int64_t total_ns = 0;
+    std::vector<analysis::CallSample> samples;
     try {
       for (int64_t i = 0; i < o->iters; ++i) {
         auto inputs = s.inputs->make(i);
+        int64_t compiles = m.stats().compiles;
         int64_t t0 = now_ns();
         c10::IValue out = m.call(inputs);
-        total_ns += now_ns() - t0;
-        if (o->verify) {
-          std::string diff = compare(out, m.call_eager(s.inputs->make(i)), "output");
+        samples.push_back({now_ns() - t0, m.stats().compiles > compiles});
+        if (reference) {
+          std::string diff = compare(out, call_reference(*reference, s.model.method, s.inputs->make(i)), "output");
           if (!diff.empty()) {
             throw Error(ErrorKind::Check, fmt::format("--verify: call {} differs from the uncompiled module: {}", i, diff));
           }
@@ -103,20 +119,25 @@ void add_run_command(CLI::App& app) {
       }
     } catch (const Error& e) {
       bar.finish();
-      s.profiler.reset();
       fail_session(s, e);
     }
     bar.finish();
-    s.profiler.reset();  // writes what a window still holds before the run closes
-    s.writer->close("finished");
+    finish_session(s);
     const RuntimeStats& st = m.stats();
-    double ms_per_call = static_cast<double>(total_ns) / 1e6 / static_cast<double>(o->iters);
+    // The figures `report` shows for this run, from the calls the run recorded; measured here only
+    // when nothing is recorded.
+    const analysis::CallTiming timing = s.recording() ? recorded_call_timing(s) : analysis::call_timing(samples);
     if (o->model.json) {
       nlohmann::json j = {{"calls", st.calls}, {"compiles", st.compiles}, {"recompiles", st.recompiles},
                           {"guard_failures", st.guard_failures}, {"graph_breaks", st.graph_breaks},
                           {"cache_entries", st.cache_entries}, {"eager_calls", st.eager_calls},
-                          {"recompile_limit_hits", st.recompile_limit_hits}, {"ms_per_call", ms_per_call},
-                          {"verified", o->verify}, {"db", s.db_path}};
+                          {"recompile_limit_hits", st.recompile_limit_hits},
+                          {"ms_per_call", timing.mean_incl_compile_ns / 1e6},
+                          {"steady_median_ms_per_call", timing.has_steady() ? nlohmann::json(timing.steady_median_ns / 1e6)
+                                                                            : nlohmann::json(nullptr)},
+                          {"mean_ms_per_call_incl_compile", timing.mean_incl_compile_ns / 1e6},
+                          {"verified", o->verify},
+                          {"db", s.recording() ? nlohmann::json(s.db_path) : nlohmann::json(nullptr)}};
       std::cout << j.dump(2) << "\n";
       return;
     }
@@ -124,13 +145,13 @@ void add_run_command(CLI::App& app) {
                              text::plural(st.compiles, "compile", "compiles"),
                              text::plural(st.recompiles, "recompile", "recompiles"),
                              text::plural(st.guard_failures, "guard failure", "guard failures"));
-    std::cout << fmt::format("  graph breaks {} · eager calls {} · cache entries {} · {}/call{}\n", st.graph_breaks,
-                             st.eager_calls, st.cache_entries, text::duration(ms_per_call * 1e6),
-                             o->verify ? " · outputs verified" : "");
+    std::cout << fmt::format("  graph breaks {} · eager calls {} · cache entries {}{}\n", st.graph_breaks,
+                             st.eager_calls, st.cache_entries, o->verify ? " · outputs verified" : "");
+    std::cout << fmt::format("  {}\n", text::call_timing(timing));
     if (st.recompile_limit_hits > 0) {
       std::cout << fmt::format("  recompile limit ({}) hit: those frames ran eagerly\n", s.compile.recompile_limit);
     }
-    std::cout << fmt::format("Recorded in {} (tcprof report {})\n", s.db_path, s.db_path);
+    std::cout << recorded_line(s);
   });
 }
 

@@ -18,6 +18,23 @@ std::string sizes_text(const std::vector<SizeSeen>& sizes) {
   return fmt::format("{} sizes in {}..{}", sizes.size(), sizes.front().size, sizes.back().size);
 }
 
+// Which failed guards caused a dimension's recompiles: a size guard is what --dynamic or padding
+// removes; a decision on the size is not.
+void write_causes(fmt::memory_buffer& out, const DimAdvice& a) {
+  auto o = std::back_inserter(out);
+  if (a.size_guard_recompiles > 0 && !a.decisions.empty()) {
+    fmt::format_to(o, "{}", text::wrap("      cause: ", fmt::format("a size guard ({})", text::plural(a.size_guard_recompiles,
+                                                                                               "recompile", "recompiles"))));
+  }
+  for (const auto& d : a.decisions) {
+    std::string where = d.file.empty() ? std::string() : " at " + text::location(d.file, d.line);
+    fmt::format_to(o, "{}", text::wrap("      cause: ", fmt::format("a decision on the size, {}{} ({}): each outcome "
+                                                                   "compiles its own graph",
+                                                                   d.expr, where,
+                                                                   text::plural(d.recompiles, "recompile", "recompiles"))));
+  }
+}
+
 }  // namespace
 
 void write_shape_advice_text(fmt::memory_buffer& out, const ShapeAdvice& advice) {
@@ -34,7 +51,18 @@ void write_shape_advice_text(fmt::memory_buffer& out, const ShapeAdvice& advice)
     std::string line = fmt::format("input {} dim {}: {} over {}, {}{}", a.input, a.dim, sizes_text(a.sizes),
                                    text::plural(calls, "call", "calls"),
                                    text::plural(a.recompiles, "recompile", "recompiles"), caused);
-    fmt::format_to(o, "    {}\n", text::fit(line, 76));
+    fmt::format_to(o, "{}", text::wrap("    ", line));
+    write_causes(out, a);
+    if (a.recommendation == "branch") {
+      const ShapeDecision& d = a.decisions.front();
+      std::string where = d.file.empty() ? std::string() : " at " + text::location(d.file, d.line);
+      fmt::format_to(o, "{}", text::wrap("      advice: ", fmt::format("make the decision{} independent of the size (for "
+                                                                        "example torch.where on a mask instead of an "
+                                                                        "if), or keep every size on one side of it; {} "
+                                                                        "cannot remove these recompiles",
+                                                                        where, a.dynamic_flag)));
+      continue;
+    }
     std::string dynamic_line = fmt::format("mark it dynamic: {} (one graph for every size)", a.dynamic_flag);
     std::string pad_line, pad_detail;
     if (a.pad) {
@@ -56,7 +84,7 @@ void write_shape_advice_text(fmt::memory_buffer& out, const ShapeAdvice& advice)
   }
   for (const auto& g : advice.alignment) {
     std::string where = g.file.empty() ? "" : " at " + text::location(g.file, g.line);
-    fmt::format_to(o, "    alignment: {}{}\n", text::fit(g.expr, 34), text::fit(where, 34));
+    fmt::format_to(o, "{}", text::wrap("    alignment: ", g.expr + where));
     fmt::format_to(o, "      {} specialised on sizes {}divisible by {}; {}\n",
                    text::plural(g.graphs, "graph", "graphs"), g.graphs == 1 ? "" : "(not) ", g.multiple,
                    text::plural(g.failures, "guard check failed", "guard checks failed"));
@@ -69,7 +97,12 @@ json shape_advice_json(const ShapeAdvice& advice) {
   for (const auto& a : advice.dims) {
     json sizes = json::array();
     for (const auto& z : a.sizes) sizes.push_back({{"size", z.size}, {"calls", z.calls}, {"recompiles", z.recompiles}});
+    json decisions = json::array();
+    for (const auto& s : a.decisions) {
+      decisions.push_back({{"expr", s.expr}, {"file", s.file}, {"line", s.line}, {"recompiles", s.recompiles}});
+    }
     json d = {{"input", a.input}, {"dim", a.dim}, {"sizes", sizes}, {"recompiles", a.recompiles},
+              {"size_guard_recompiles", a.size_guard_recompiles}, {"decisions", decisions},
               {"recommendation", a.recommendation}, {"dynamic_flag", a.dynamic_flag}, {"pad", nullptr}};
     if (a.pad) {
       d["pad"] = {{"multiple", a.pad->multiple}, {"graphs", a.pad->graphs}, {"padded_lo", a.pad->padded_lo},

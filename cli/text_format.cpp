@@ -1,6 +1,10 @@
 #include "cli/text_format.h"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -38,6 +42,57 @@ std::string fit(std::string_view s, size_t width) {
   size_t cut = width - 1;
   while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
   return std::string(s.substr(0, cut)) + "\u2026";
+}
+
+size_t terminal_width() {
+  if (const char* env = std::getenv("COLUMNS")) {
+    int n = std::atoi(env);
+    if (n >= 20) return static_cast<size_t>(n);
+  }
+  winsize ws{};
+  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20) return ws.ws_col;
+  return 100;
+}
+
+size_t columns(std::string_view s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+std::string wrap(std::string_view prefix, std::string_view s, size_t width) {
+  const std::string indent(columns(prefix), ' ');
+  std::string out(prefix), line_indent = indent;
+  size_t used = columns(prefix);
+  bool line_has_word = false;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && s[i] == ' ') ++i;
+    size_t end = s.find(' ', i);
+    if (end == std::string_view::npos) end = s.size();
+    if (end == i) break;
+    std::string_view word = s.substr(i, end - i);
+    size_t need = columns(word) + (line_has_word ? 1 : 0);
+    if (line_has_word && used + need > width) {
+      out += "\n" + line_indent;
+      used = indent.size();
+      line_has_word = false;
+      need = columns(word);
+    }
+    if (line_has_word) out += ' ';
+    out += word;
+    used += need;
+    line_has_word = true;
+    i = end;
+  }
+  out += '\n';
+  return out;
+}
+
+std::string call_timing(const analysis::CallTiming& t) {
+  std::string mean = duration(t.mean_incl_compile_ns);
+  if (!t.has_steady()) return fmt::format("mean incl. compile {}/call (every call compiled)", mean);
+  return fmt::format("steady median {}/call · mean incl. compile {}", duration(t.steady_median_ns), mean);
 }
 
 std::string trim(std::string_view s) {

@@ -92,8 +92,6 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainOptions& o, s
   throw Error(ErrorKind::Usage, fmt::format("unknown --optimizer '{}' (use sgd or adam)", o.optimizer));
 }
 
-void stderr_print(const std::string& text) { std::cerr << text; }
-
 void train(const TrainOptions& o) {
   if (o.steps < 1) throw Error(ErrorKind::Usage, "--steps must be at least 1");
   if (o.batches < 1) throw Error(ErrorKind::Usage, "--batches must be at least 1");
@@ -111,7 +109,7 @@ void train(const TrainOptions& o) {
   nlohmann::json extra = {{"steps", o.steps}, {"target", o.target}, {"loss", o.loss}, {"optimizer", o.optimizer},
                           {"lr", o.lr}, {"batches", o.batches}};
   ModelSession s = open_model_session(o.model, "train", config_json(o.model, extra.dump()));
-  torch::jit::setPrintHandler(stderr_print);  // the model's print() must not mix with --json
+  send_model_output_to_stderr();  // the model's print() must not mix with --json
   std::vector<at::Tensor> params;
   for (const auto& p : s.model.module.parameters()) {
     p.set_requires_grad(true);
@@ -119,7 +117,7 @@ void train(const TrainOptions& o) {
   }
   if (params.empty()) throw Error(ErrorKind::Input, fmt::format("train: {} has no parameters to train", o.model.model));
   auto optimizer = make_optimizer(o, params);
-  s.writer->record(PerfHintEvent{0, "autograd", "", kAutogradNote, "", 0});
+  if (s.writer) s.writer->record(PerfHintEvent{0, "autograd", "", kAutogradNote, "", 0});
   CompiledModule m(s.model, s.compile, s.writer.get(), s.profiler.get());
   ProgressBar bar("train", o.steps);
   std::optional<double> first_loss, last_loss;
@@ -142,7 +140,7 @@ void train(const TrainOptions& o) {
       double value = loss.item<double>();
       int64_t duration = now_ns() - start;
       step_ns.push_back(duration);
-      s.writer->record(StepEvent{step, start, duration, value});
+      if (s.writer) s.writer->record(StepEvent{step, start, duration, value});
       if (!first_loss) first_loss = value;
       last_loss = value;
       bar.update(step + 1, fmt::format("loss {:.4g} · {}/step · {} recompiles", value,
@@ -151,16 +149,13 @@ void train(const TrainOptions& o) {
     }
   } catch (const Error& e) {
     bar.finish();
-    s.profiler.reset();
     fail_session(s, e);
   } catch (const c10::Error& e) {
     bar.finish();
-    s.profiler.reset();
     fail_session(s, Error(ErrorKind::Input, fmt::format("train: {}", e.what_without_backtrace())));
   }
   bar.finish();
-  s.profiler.reset();
-  s.writer->close("finished");
+  finish_session(s);
   std::sort(step_ns.begin(), step_ns.end());
   double ms_per_step = static_cast<double>(step_ns[step_ns.size() / 2]) / 1e6;
   const RuntimeStats& st = m.stats();
@@ -170,7 +165,7 @@ void train(const TrainOptions& o) {
                         {"recompiles", st.recompiles}, {"guard_failures", st.guard_failures},
                         {"graph_breaks", st.graph_breaks}, {"eager_calls", st.eager_calls},
                         {"recompile_limit_hits", st.recompile_limit_hits}, {"note", kAutogradNote},
-                        {"db", s.db_path}};
+                        {"db", s.recording() ? nlohmann::json(s.db_path) : nlohmann::json(nullptr)}};
     std::cout << j.dump(2) << "\n";
     return;
   }
@@ -185,7 +180,7 @@ void train(const TrainOptions& o) {
   if (st.eager_calls > 0) std::cout << fmt::format("  eager calls {}\n", st.eager_calls);
   std::cout << "  note: graphs that need autograd run on the eager backend (LibTorch\n"
                "  ops) until compiled backward exists\n";
-  std::cout << fmt::format("Recorded in {} (tcprof report {})\n", s.db_path, s.db_path);
+  std::cout << recorded_line(s);
 }
 
 }  // namespace

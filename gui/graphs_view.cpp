@@ -3,7 +3,9 @@
 #include <QFontDatabase>
 #include <QHeaderView>
 #include <QLabel>
+#include <QScrollBar>
 #include <QSplitter>
+#include <QTextBlock>
 #include <QVBoxLayout>
 
 #include "gui/cpp_highlighter.h"
@@ -29,7 +31,7 @@ QPlainTextEdit* make_code_view() {
 
 GraphsView::GraphsView(QWidget* parent)
     : RunView(parent),
-      graph_model_(new TableModel({"Graph", "Compile", "Ops", "Guards", "Kernel time", "Compile reason"}, this)),
+      graph_model_(new TableModel({"Graph", "Frame", "Ops", "Guards", "Kernel time", "Compile reason"}, this)),
       guard_model_(new TableModel({"Kind", "Guard", "Created at"}, this)),
       hint_model_(new TableModel({"Kind", "Op", "Message", "At"}, this)),
       graph_table_(make_row_table(graph_model_)),
@@ -82,9 +84,14 @@ void GraphsView::setRun(const RunDataPtr& run) {
       int guards = 0;
       for (const auto& guard : run_->guards) guards += guard.compile_id == g.compile_id;
       const CompileRow* c = run_->compile(g.compile_id);
+      const FrameRow* frame = c ? run_->frame(c->frame_id) : nullptr;
+      // The compile id names a graph as Dynamo's logs do ("0/1"); an imported compile has several
+      // graphs (dynamo, aot_forward, ...), told apart by their kind.
+      QString label = q(g.compile_label);
+      if (g.kind != "captured") label += " " + q(g.kind);
       TableModel::Row row;
-      row << TableModel::number(static_cast<double>(g.id & 0xffffffff), QString::number(g.id & 0xffffffff))
-          << TableModel::text(q(g.compile_label)) << TableModel::count(g.op_count) << TableModel::count(guards)
+      row << TableModel::text(label) << TableModel::text(frame ? q(frame->name) : QString())
+          << TableModel::count(g.op_count) << TableModel::count(guards)
           << TableModel::duration(static_cast<double>(kernel_ns[g.id]))
           << TableModel::text(c ? q(c->reason) : QString(), c ? q(c->reason) : QString());
       rows << row;
@@ -127,6 +134,20 @@ void GraphsView::showGraph(int row) {
   }
   ir_->setPlainText(g.ir.empty() ? QString("// no IR recorded") : q(g.ir));
   code_->setPlainText(g.code.empty() ? QString("// no generated code recorded (eager or extern graph)") : q(g.code));
+  // Open on the graph's own code, past the prelude every unit starts with.
+  const int first = first_kernel_line(code_->toPlainText());
+  code_->verticalScrollBar()->setValue(first);
+  code_->setTextCursor(QTextCursor(code_->document()->findBlockByNumber(first)));
+}
+
+int GraphsView::first_kernel_line(const QString& code) {
+  const QStringList lines = code.split('\n');
+  for (int i = 0; i < lines.size(); ++i) {
+    const QString& line = lines[i];
+    if (!line.startsWith("extern \"C\"") && !line.startsWith("static __attribute__((noinline))")) continue;
+    return i > 0 && lines[i - 1].startsWith("//") ? i - 1 : i;  // with the comment naming its ops
+  }
+  return 0;
 }
 
 }  // namespace tcprof::gui

@@ -21,6 +21,9 @@ class GraphsView : public RunView {
   TableModel* guardModel() const { return guard_model_; }
   QPlainTextEdit* irView() const { return ir_; }
   QPlainTextEdit* codeView() const { return code_; }
+  // The line the code pane opens on: the first kernel (with the comment naming its ops), after the
+  // prelude of headers and math helpers every generated unit starts with.
+  static int first_kernel_line(const QString& code);
   QTabWidget* tabs() const { return tabs_; }
 
  private:

@@ -92,7 +92,13 @@ void OverviewView::setRun(const RunDataPtr& run) {
   html += "<h3>Time</h3><table cellpadding='3'>";
   html += QString("<tr><td>Compile time</td><td><b>%1</b> over %2 compile(s)</td></tr>")
               .arg(format_ns(static_cast<double>(s.compile_time_ns))).arg(s.compiles);
-  if (s.calls > 0) html += QString("<tr><td>Per call (median)</td><td><b>%1 ms</b></td></tr>").arg(run->summary.ms_per_call, 0, 'f', 3);
+  if (s.calls > 0) {
+    const analysis::CallTiming& t = run->summary.call_timing;
+    const QString mean = QString("mean incl. compile %1").arg(format_ns(t.mean_incl_compile_ns));
+    html += QString("<tr><td>Per call</td><td>%1</td></tr>")
+                .arg(t.has_steady() ? QString("steady median <b>%1</b>/call · %2").arg(format_ns(t.steady_median_ns), mean)
+                                    : mean + "/call (every call compiled)");
+  }
   if (s.steps > 0) html += QString("<tr><td>Per step (median)</td><td><b>%1 ms</b></td></tr>").arg(run->summary.ms_per_step, 0, 'f', 3);
   if (!run->time_range.empty()) {
     html += QString("<tr><td>Recorded span</td><td>%1</td></tr>")

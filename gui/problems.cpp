@@ -39,9 +39,16 @@ std::vector<Problem> find_problems(const RunData& run, size_t limit) {
                          "(guard created at %5).")
                      .arg(q(first.frame_name), q(f.guard_expr), q(f.expected), q(f.actual),
                           where(f.guard_file, f.guard_line));
-      // Advice only where it is known to help: a size guard is what `--dynamic I:D` removes.
-      if (f.guard_kind == "size" || f.guard_kind == "shape_expr") p.detail += " Marking that dimension dynamic avoids it.";
-      else if (f.guard_kind == "dtype") p.detail += " Feeding one dtype (cast before the call) avoids it.";
+      // Advice only where it is known to help: a size guard is what `--dynamic I:D` removes; a
+      // decision on a size (an `if` on x.size(0)) compiles a graph per outcome whatever is dynamic.
+      if (f.guard_kind == "size") {
+        p.detail += " Marking that dimension dynamic avoids it.";
+      } else if (f.guard_kind == "shape_expr") {
+        p.detail += " It is a decision on a size: each outcome compiles its own graph, so marking the dimension "
+                    "dynamic does not avoid it; make the code independent of the size.";
+      } else if (f.guard_kind == "dtype") {
+        p.detail += " Feeding one dtype (cast before the call) avoids it.";
+      }
     } else {
       p.detail = QString("Frame '%1' recompiled: %2.").arg(q(first.frame_name), q(first.reason));
     }

@@ -22,7 +22,9 @@ std::vector<CountChange> headline_counts(const analysis::RunSummary& a, const an
   add("Calls", double(ca.calls), double(cb.calls), false);
   add("Kernels", double(ca.kernels), double(cb.kernels), false);
   add("Compile time (ms)", double(ca.compile_time_ns) / 1e6, double(cb.compile_time_ns) / 1e6, true, true);
-  add("ms per call (median)", a.ms_per_call, b.ms_per_call, true, true);
+  add("Steady median ms/call", a.call_timing.steady_median_ns / 1e6, b.call_timing.steady_median_ns / 1e6, true, true);
+  add("Mean ms/call incl. compile", a.call_timing.mean_incl_compile_ns / 1e6, b.call_timing.mean_incl_compile_ns / 1e6,
+      true, true);
   if (ca.steps > 0 || cb.steps > 0) add("ms per step (median)", a.ms_per_step, b.ms_per_step, true, true);
   return out;
 }

@@ -146,3 +146,19 @@ def build_extra(outdir):
     torch.jit.save(torch.jit.script(RaiseInForward().eval()), f"{outdir}/raise_in_forward.pt")
     torch.jit.save(torch.jit.script(DictInForward().eval()), f"{outdir}/dict_in_forward.pt")
     torch.jit.save(torch.jit.script(NoShapeRule().eval()), f"{outdir}/no_shape_rule.pt")
+
+
+class StatefulCounter(nn.Module):
+    """Keeps state across calls and returns it: an uncompiled reference must be its own copy."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return x * self.calls
+
+
+def build_stateful(outdir):
+    torch.jit.save(torch.jit.script(StatefulCounter().eval()), f"{outdir}/stateful_counter.pt")

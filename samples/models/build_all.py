@@ -18,6 +18,7 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     breaks.build(outdir)
     breaks.build_extra(outdir)
+    breaks.build_stateful(outdir)
     gpt.build(outdir)
     cnn.build(outdir)
     gate_variants.build(outdir)

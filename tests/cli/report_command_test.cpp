@@ -33,7 +33,7 @@ TEST(ReportCommand, TextMatchesGolden) {
   TempDir dir;
   std::string db = dir.file("run.db");
   write_synthetic_run(db, SyntheticRunOptions{});
-  auto r = run_command(std::string(TCPROF_BIN) + " report " + db);
+  auto r = run_command("COLUMNS=80 " + std::string(TCPROF_BIN) + " report " + db);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   expect_golden(replace_all(r.output, db, "<DB>"), "report_synthetic.txt");
   // The report must read well in an 80-column terminal.
@@ -52,7 +52,7 @@ TEST(ReportCommand, JsonCarriesSectionsAndCounts) {
   TempDir dir;
   std::string db = dir.file("run.db");
   write_synthetic_run(db, SyntheticRunOptions{});
-  auto r = run_command(std::string(TCPROF_BIN) + " report --json " + db);
+  auto r = run_command("COLUMNS=80 " + std::string(TCPROF_BIN) + " report --json " + db);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto j = nlohmann::json::parse(r.output);
   ASSERT_EQ(j["runs"].size(), 1u);
@@ -87,7 +87,7 @@ TEST(ReportCommand, UnknownRunIsUsageError) {
   TempDir dir;
   std::string db = dir.file("run.db");
   write_synthetic_run(db, SyntheticRunOptions{});
-  auto r = run_command(std::string(TCPROF_BIN) + " report --run 42 " + db, true);
+  auto r = run_command("COLUMNS=80 " + std::string(TCPROF_BIN) + " report --run 42 " + db, true);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("no run 42"), std::string::npos) << r.output;
 }

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "cli/text_format.h"
 
 namespace tcprof::text {
@@ -33,6 +35,33 @@ TEST(TextFormat, LocationAndPlural) {
   EXPECT_EQ(plural(1, "site", "sites"), "1 site");
   EXPECT_EQ(plural(2, "site", "sites"), "2 sites");
   EXPECT_EQ(trim("   if x:  \n"), "if x:");
+}
+
+TEST(TextFormat, WrapKeepsWordsWholeAndIndentsContinuations) {
+  EXPECT_EQ(wrap("  hint: ", "use torch.where instead", 80), "  hint: use torch.where instead\n");
+  EXPECT_EQ(wrap("  hint: ", "aaaa bbbb cccc", 16), "  hint: aaaa\n        bbbb\n        cccc\n");
+  // A path with its line number is one word: it overflows rather than losing the number.
+  EXPECT_EQ(wrap("at ", "/a/very/long/path/model.py:123", 12), "at /a/very/long/path/model.py:123\n");
+  EXPECT_EQ(wrap("  x ", "", 80), "  x \n");
+  EXPECT_EQ(columns("\u00e9t\u00e9"), 3u);
+}
+
+TEST(TextFormat, WidthFollowsColumnsElse100) {
+  setenv("COLUMNS", "250", 1);
+  EXPECT_EQ(terminal_width(), 250u);
+  unsetenv("COLUMNS");
+  EXPECT_EQ(terminal_width(), 100u);  // ctest's stdout is not a terminal
+}
+
+TEST(TextFormat, CallTimingIsLabelled) {
+  analysis::CallTiming t;
+  t.calls = 10;
+  t.steady_calls = 9;
+  t.steady_median_ns = 51'700;
+  t.mean_incl_compile_ns = 1'020'000;
+  EXPECT_EQ(call_timing(t), "steady median 51.7 us/call \u00b7 mean incl. compile 1.02 ms");
+  t.steady_calls = 0;
+  EXPECT_EQ(call_timing(t), "mean incl. compile 1.02 ms/call (every call compiled)");
 }
 
 }  // namespace

@@ -84,6 +84,21 @@ TEST(CheckCommand, LineShiftAlonePasses) {
   EXPECT_EQ(sites[0].line, 45);
 }
 
+TEST(CheckCommand, HintsWrapToTheTerminalWidthNotAFixedOne) {
+  TempDir dir;
+  std::string baseline = testing::write_base_baseline(dir, "--vary 0:0=2..9");
+  ASSERT_FALSE(baseline.empty());
+  std::string args = check_variant(dir, "gate_base", baseline, "--vary 0:0=2..9 --recompile-limit 1") + " 2>/dev/null";
+  auto wide = testing::run_command("COLUMNS=250 " + std::string(TCPROF_BIN) + " " + args);
+  EXPECT_NE(wide.output.find("    hint: frames past --recompile-limit (or under an eager stance) run uncompiled: reduce "
+                             "distinct input shapes, mark dimensions dynamic or raise the limit\n"),
+            std::string::npos)
+      << wide.output;
+  auto narrow = testing::run_command("COLUMNS=60 " + std::string(TCPROF_BIN) + " " + args);
+  EXPECT_NE(narrow.output.find("    hint: frames past --recompile-limit (or under an eager\n"), std::string::npos)
+      << narrow.output;
+}
+
 TEST(CheckCommand, MoreRecompilesFail) {
   TempDir dir;
   std::string baseline = testing::write_base_baseline(dir);

@@ -11,8 +11,9 @@ inline std::string sample_model(const std::string& name) {
 }
 
 // `tcprof ARGS` with stdout captured; stderr too when `merge_stderr`.
+// Output is wrapped to $COLUMNS: tests read it at 80, whatever terminal runs them.
 inline CommandResult tcprof(const std::string& args, bool merge_stderr = false) {
-  return run_command(std::string(TCPROF_BIN) + " " + args, merge_stderr);
+  return run_command("COLUMNS=80 " + std::string(TCPROF_BIN) + " " + args, merge_stderr);
 }
 
 // Records gate_base's workload and writes its baseline; returns the baseline path.

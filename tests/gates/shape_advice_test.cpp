@@ -51,6 +51,43 @@ std::vector<CallRow> calls_with(const std::vector<std::string>& shapes) {
   return calls;
 }
 
+TEST(ShapeAdvice, SaysWhichGuardFailedASizeGuardOrADecisionOnASize) {
+  // Dim 0 takes sizes 2, 6, 3, 7: the first recompile is a size guard, the later ones a branch on
+  // `x.size(0) > 4` flipping (with dim 0 dynamic, only the decision fails).
+  auto calls = calls_with({"[[2,3]]", "[[6,3]]", "[[3,3]]", "[[7,3]]"});
+  auto failure = [](const char* kind, const char* expr, const char* message) {
+    GuardFailureRow f;
+    f.guard_kind = kind;
+    f.guard_expr = expr;
+    f.guard_file = "model.py";
+    f.guard_line = 56;
+    f.message = message;
+    return f;
+  };
+  std::vector<RecompileRow> recompiles(3);
+  recompiles[0].call_id = 101;
+  recompiles[0].failures = {failure("size", "x.size(0) == 2", "tensor 'x' size mismatch at index 0: expected 2, actual 6")};
+  recompiles[1].call_id = 102;
+  recompiles[1].failures = {failure("shape_expr", "x.size(0) > 4", "shape guard 'x.size(0) > 4' is False")};
+  recompiles[2].call_id = 103;
+  recompiles[2].failures = {failure("shape_expr", "not (x.size(0) > 4)", "shape guard is True")};
+  auto advice = analysis::compute_shape_advice(calls, recompiles, {}, {}, 8);
+  ASSERT_EQ(advice.dims.size(), 1u);
+  const auto& d = advice.dims[0];
+  EXPECT_EQ(d.recompiles, 3);
+  EXPECT_EQ(d.size_guard_recompiles, 1);
+  ASSERT_EQ(d.decisions.size(), 1u);  // both outcomes are one decision
+  EXPECT_EQ(d.decisions[0].expr, "x.size(0) > 4");
+  EXPECT_EQ(d.decisions[0].recompiles, 2);
+  EXPECT_NE(d.recommendation, "branch");  // the size guard part is what --dynamic removes
+
+  // Only the decision recompiling: dynamic cannot help.
+  recompiles.erase(recompiles.begin());
+  auto only = analysis::compute_shape_advice(calls, recompiles, {}, {}, 8);
+  ASSERT_EQ(only.dims.size(), 1u);
+  EXPECT_EQ(only.dims[0].recommendation, "branch");
+}
+
 TEST(ShapeAdvice, AttributesRecompilesToTheDimensionThatChanged) {
   // Input 0 is [4, T] with T in 10, 20, 30, 40, 20; input 1 is always [4].
   auto calls = calls_with({"[[4,10],[4]]", "[[4,20],[4]]", "[[4,30],[4]]", "[[4,40],[4]]", "[[4,20],[4]]"});

@@ -7,6 +7,7 @@
 #include <QStandardPaths>
 #include <QImage>
 #include <QSyntaxHighlighter>
+#include <QTextBlock>
 #include <QtTest>
 
 #include "core/run_writer.h"
@@ -396,6 +397,10 @@ class ViewsTest : public QObject {
     QCOMPARE(view->graphModel()->rowCount(), 5);  // attention + root + three recompiles
     view->graphTable()->setCurrentIndex(view->graphModel()->index(1, 0));
     QVERIFY(view->codeView()->toPlainText().contains("fused_layer_norm_0"));
+    // Compile ids, not internal row ids; the code opens on the kernel, not the prelude.
+    QCOMPARE(view->graphModel()->index(1, 0).data().toString(), QString("0/0"));
+    QVERIFY(view->codeView()->textCursor().block().text().startsWith("extern \"C\" void fused_layer_norm_0"));
+    QCOMPARE(GraphsView::first_kernel_line("#include <cmath>\n\n// aten::add\nstatic __attribute__((noinline)) void k0_range(\n"), 2);
     QVERIFY(view->irView()->toPlainText().contains("aten::layer_norm"));
     QCOMPARE(view->guardModel()->rowCount(), 5);
     QVERIFY(!view->codeView()->document()->findChildren<QSyntaxHighlighter*>().isEmpty());

@@ -34,7 +34,7 @@ TEST(ReportKernels, TextMatchesGolden) {
   TempDir dir;
   std::string db = dir.file("run.db");
   write_synthetic_run(db, SyntheticRunOptions{});
-  auto r = run_command(std::string(TCPROF_BIN) + " report --kernels " + db);
+  auto r = run_command("COLUMNS=80 " + std::string(TCPROF_BIN) + " report --kernels " + db);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::string actual = replace_all(r.output, db, "<DB>");
   expect_fits_80_columns(actual);
@@ -83,7 +83,7 @@ TEST(ReportKernels, SummaryRowsAndGuardsAppearInTheSplit) {
     w.record(guard);
     w.record(CounterEvent{"cupti.dropped_records", 1234});
   }
-  auto r = run_command(std::string(TCPROF_BIN) + " report --kernels " + db);
+  auto r = run_command("COLUMNS=80 " + std::string(TCPROF_BIN) + " report --kernels " + db);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   expect_fits_80_columns(r.output);
   EXPECT_NE(r.output.find("dispatch"), std::string::npos) << r.output;
@@ -92,7 +92,7 @@ TEST(ReportKernels, SummaryRowsAndGuardsAppearInTheSplit) {
   EXPECT_NE(r.output.find("CUPTI dropped 1,234 GPU activity records"), std::string::npos)
       << r.output;
 
-  r = run_command(std::string(TCPROF_BIN) + " report --kernels --json " + db);
+  r = run_command("COLUMNS=80 " + std::string(TCPROF_BIN) + " report --kernels --json " + db);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto j = nlohmann::json::parse(r.output);
   const auto& k = j["runs"][0]["kernel_report"];
@@ -117,7 +117,7 @@ TEST(ReportKernels, LongModelPathsAreShortenedFromTheLeft) {
     info.model_path = "/very/long/path/to/some/deeply/nested/checkout/samples/models/gpt_tiny.pt";
     RunWriter w(db, info);
   }
-  auto r = run_command(std::string(TCPROF_BIN) + " report --kernels " + db);
+  auto r = run_command("COLUMNS=80 " + std::string(TCPROF_BIN) + " report --kernels " + db);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::string text = replace_all(r.output, db, "<DB>");
   expect_fits_80_columns(text);
@@ -128,7 +128,7 @@ TEST(ReportKernels, PlainReportIsUnchangedWithoutTheFlag) {
   TempDir dir;
   std::string db = dir.file("run.db");
   write_synthetic_run(db, SyntheticRunOptions{});
-  auto r = run_command(std::string(TCPROF_BIN) + " report " + db);
+  auto r = run_command("COLUMNS=80 " + std::string(TCPROF_BIN) + " report " + db);
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.output.find("Time by graph and kind"), std::string::npos);
 }
