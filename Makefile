@@ -7,7 +7,7 @@ JOBS ?= $(shell nproc)
 # Builds take a lock so that two builds never share the machine's two cores.
 LOCK := flock $(BUILD_DIR)/.build.lock
 
-.PHONY: all deps configure build test demo bench check-libtorch2 clean
+.PHONY: all deps configure build test demo bench check-libtorch2 check-libtorch2-cuda clean
 
 all: build
 
@@ -34,6 +34,9 @@ bench: build
 
 check-libtorch2:
 	@bash scripts/check-libtorch2.sh $(BUILD_DIR)/libtorch2
+
+check-libtorch2-cuda:
+	@bash scripts/check-libtorch2.sh --cuda $(BUILD_DIR)/libtorch2-cuda
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -16,8 +16,18 @@ using SyncRecord = CUpti_ActivitySynchronization2;
 using OverheadRecord = CUpti_ActivityOverhead3;
 using ExternalCorrelationRecord = CUpti_ActivityExternalCorrelation;
 }  // namespace tcprof::cupti
+#elif CUPTI_API_VERSION >= 22  // CUDA 12.4 and later 12.x (checked: Debian 13's libcupti-dev 12.4.127)
+namespace tcprof::cupti {
+using KernelRecord = CUpti_ActivityKernel9;
+using MemcpyRecord = CUpti_ActivityMemcpy5;
+using MemsetRecord = CUpti_ActivityMemset4;
+using ApiRecord = CUpti_ActivityAPI;
+using SyncRecord = CUpti_ActivitySynchronization;
+using OverheadRecord = CUpti_ActivityOverhead3;
+using ExternalCorrelationRecord = CUpti_ActivityExternalCorrelation;
+}  // namespace tcprof::cupti
 #else
-// Older toolkits name other versions (CUDA 12: CUpti_ActivityKernel9, Memcpy5, ...). They were not
-// available to check on the build machines: add them here after checking cupti_activity.h.
+// Older toolkits name other versions (CUDA 12.0-12.3 and 11.x): add them here after checking
+// their cupti_activity.h.
 #error "tcprof: this CUPTI version's activity record structs are not mapped yet (cupti_record_types.h)"
 #endif

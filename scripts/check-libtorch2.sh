@@ -1,21 +1,37 @@
 #!/usr/bin/env bash
 # Builds tcprof and runs its tests against LibTorch 2.6 from Debian 13 (trixie), inside a chroot
-# made with debootstrap and cached in DIR (default build/libtorch2). Downloads ~2 GB the first
-# time, so it is not part of CI. It checks the committed HEAD (exported with git archive), so
-# work in progress in the tree cannot disturb it. Usage: scripts/check-libtorch2.sh [DIR]
+# made with debootstrap and cached in DIR. Downloads ~2 GB the first time (~6 GB with --cuda), so
+# it is not part of CI. It checks the committed HEAD (exported with git archive), so work in
+# progress in the tree cannot disturb it.
+#
+#   scripts/check-libtorch2.sh [DIR]          CPU LibTorch (libtorch-dev), DIR default build/libtorch2
+#   scripts/check-libtorch2.sh --cuda [DIR]   contrib's CUDA LibTorch (libtorch-cuda-dev, built with
+#                                             CUDA 12.4) and non-free's nvidia-cuda-toolkit, default
+#                                             build/libtorch2-cuda: builds the CUPTI collector with
+#                                             CUDA 12's record layouts; the tests run without a GPU.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
-dir=$(realpath -m "${1:-$src/build/libtorch2}")
+flavor=cpu
+if [[ "${1:-}" == "--cuda" ]]; then
+  flavor=cuda
+  shift
+fi
+default_dir="$src/build/libtorch2"
+[[ $flavor == cuda ]] && default_dir="$src/build/libtorch2-cuda"
+dir=$(realpath -m "${1:-$default_dir}")
 root="$dir/trixie"
 sudo_cmd=()
 [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
+in_root() { "${sudo_cmd[@]}" chroot "$root" bash -c "$1"; }
 
 if ! command -v debootstrap >/dev/null; then
   "${sudo_cmd[@]}" apt-get update -q && "${sudo_cmd[@]}" apt-get install -y -q debootstrap
 fi
 if [[ ! -f "$root/.tcprof-bootstrapped" ]]; then
   mkdir -p "$root"
-  "${sudo_cmd[@]}" debootstrap --variant=minbase trixie "$root"
+  components=main
+  [[ $flavor == cuda ]] && components=main,contrib,non-free
+  "${sudo_cmd[@]}" debootstrap --variant=minbase --components="$components" trixie "$root"
   touch "$root/.tcprof-bootstrapped"
 fi
 
@@ -32,18 +48,33 @@ done
 mkdir -p "$root/src"
 git -C "$src" archive HEAD | tar -x -C "$root/src"
 
+# The same list as install-deps.sh; trixie ships LibTorch/PyTorch 2.6.
+common="build-essential cmake ninja-build pkg-config libopenblas0 qt6-base-dev qt6-charts-dev \
+  libqt6opengl6-dev libgl-dev libsqlite3-dev sqlite3 libfmt-dev libcli11-dev nlohmann-json3-dev \
+  libgtest-dev libgmock-dev libbenchmark-dev ccache xvfb xauth"
+install="DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends"
 if [[ ! -f "$root/.tcprof-ready" ]]; then
-  # The same list as install-deps.sh; trixie ships LibTorch/PyTorch 2.6.
-  "${sudo_cmd[@]}" chroot "$root" bash -c "apt-get update -q && DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y -q --no-install-recommends build-essential cmake ninja-build pkg-config \
-    libtorch-dev python3-torch python3-torchvision libopenblas0 qt6-base-dev qt6-charts-dev libqt6opengl6-dev \
-    libgl-dev libsqlite3-dev sqlite3 libfmt-dev libcli11-dev nlohmann-json3-dev libgtest-dev \
-    libgmock-dev libbenchmark-dev ccache xvfb xauth"
+  if [[ $flavor == cpu ]]; then
+    in_root "apt-get update -q && $install $common libtorch-dev python3-torch python3-torchvision"
+  else
+    # nvidia-cudnn is a script that downloads cuDNN from NVIDIA, which fails offline: an equivs
+    # stub stands in for it, and the libcudnn.so.9 that libtorch_cuda.so needs comes from this
+    # machine's toolkit (tcprof never calls cuDNN; the library only has to load).
+    in_root "apt-get update -q && $install equivs && cd /tmp && \
+      printf 'Package: nvidia-cudnn\nVersion: 9.0.0.312~cuda12\nArchitecture: amd64\n' > cudnn.ctl && \
+      equivs-build cudnn.ctl >/dev/null && dpkg -i nvidia-cudnn_*.deb"
+    "${sudo_cmd[@]}" cp -a /usr/local/cuda/lib64/libcudnn*.so.9* "$root/usr/lib/x86_64-linux-gnu/"
+    in_root "$install $common libtorch-cuda-dev python3-torch-cuda python3-torchvision nvidia-cuda-toolkit libcupti-dev"
+  fi
   touch "$root/.tcprof-ready"
 fi
 
-# Build in the chroot's own folder so the host's build tree is untouched.
-"${sudo_cmd[@]}" chroot "$root" bash -c "cd /src && \
-  cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo && \
-  cmake --build /build -j $(nproc) -- -k 0 && \
+# Build in the chroot's own folder so the host's build tree is untouched. With CUDA, the
+# configure output must say the CUPTI collector is built (with CUDA 12's record layouts).
+in_root "set -o pipefail; cd /src && cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo | tee /build-configure.log"
+if [[ $flavor == cuda ]] && ! grep -q "CUPTI collector: built" "$root/build-configure.log"; then
+  echo "check-libtorch2 --cuda: the CUPTI collector was not configured (see $root/build-configure.log)" >&2
+  exit 1
+fi
+in_root "cmake --build /build -j $(nproc) -- -k 0 && \
   cd /build && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j $(nproc)"
