@@ -76,5 +76,8 @@ if [[ $flavor == cuda ]] && ! grep -q "CUPTI collector: built" "$root/build-conf
   echo "check-libtorch2 --cuda: the CUPTI collector was not configured (see $root/build-configure.log)" >&2
   exit 1
 fi
-in_root "cmake --build /build -j $(nproc) -- -k 0 && \
+# $TCPROF_BUILD_LOCK (a file) serialises the build and tests with other builds on this machine.
+lock=()
+[[ -n "${TCPROF_BUILD_LOCK:-}" ]] && lock=(flock "$TCPROF_BUILD_LOCK")
+"${lock[@]}" "${sudo_cmd[@]}" chroot "$root" bash -c "cmake --build /build -j $(nproc) -- -k 0 && \
   cd /build && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j $(nproc)"
