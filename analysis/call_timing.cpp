@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "analysis/run_summary.h"
+#include "analysis/statistics.h"
 
 namespace tcprof::analysis {
 

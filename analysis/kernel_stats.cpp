@@ -1,5 +1,7 @@
 #include "analysis/kernel_stats.h"
 
+#include "analysis/statistics.h"
+
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -45,36 +47,6 @@ void KernelStatsBuilder::add_folded(size_t group, int64_t count, int64_t total_n
   a.sum_sq += sum_sq_ns2;
 }
 
-double weighted_median(std::vector<std::pair<double, int64_t>> values) {
-  std::sort(values.begin(), values.end());
-  int64_t total = 0;
-  for (const auto& v : values) total += v.second;
-  if (total == 0) return 0;
-  auto value_at = [&](int64_t rank) {  // 0-based
-    int64_t seen = 0;
-    for (const auto& v : values) {
-      seen += v.second;
-      if (rank < seen) return v.first;
-    }
-    return values.back().first;
-  };
-  if (total % 2 == 1) return value_at(total / 2);
-  return (value_at(total / 2 - 1) + value_at(total / 2)) / 2;
-}
-
-namespace {
-
-double median_of_singles(std::vector<int64_t>& v) {
-  size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(mid), v.end());
-  double upper = static_cast<double>(v[mid]);
-  if (v.size() % 2 == 1) return upper;
-  double lower = static_cast<double>(*std::max_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(mid)));
-  return (lower + upper) / 2;
-}
-
-}  // namespace
-
 std::vector<KernelStats> KernelStatsBuilder::finish() {
   int64_t all = 0;
   for (const auto& a : accs_) all += a.stats.total_ns;
@@ -85,7 +57,7 @@ std::vector<KernelStats> KernelStatsBuilder::finish() {
     double n = static_cast<double>(s.instances);
     s.avg_ns = static_cast<double>(s.total_ns) / n;
     if (a.folded.empty()) {
-      s.median_ns = median_of_singles(a.singles);  // the common case, without sorting pairs
+      s.median_ns = median(std::move(a.singles));  // the common case, without sorting pairs
     } else {
       for (int64_t d : a.singles) a.folded.emplace_back(static_cast<double>(d), 1);
       s.median_ns = weighted_median(std::move(a.folded));

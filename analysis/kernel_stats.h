@@ -44,10 +44,6 @@ class KernelStatsBuilder {
   std::unordered_map<std::string, size_t> index_;
 };
 
-// The median of `values` where each (value, weight) pair counts `weight` times; for an even total
-// the mean of the two middle values.
-double weighted_median(std::vector<std::pair<double, int64_t>> values);
-
 // Whole run, or only kernels starting in `range`.
 std::vector<KernelStats> kernel_stats(const RunReader& reader, Id run_id,
                                       std::optional<TimeRange> range = {});

@@ -3,18 +3,9 @@
 #include <algorithm>
 
 #include "analysis/break_sites.h"
+#include "analysis/statistics.h"
 
 namespace tcprof::analysis {
-
-double median(std::vector<int64_t> v) {
-  if (v.empty()) return 0;
-  size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(mid), v.end());
-  double upper = static_cast<double>(v[mid]);
-  if (v.size() % 2 == 1) return upper;
-  double lower = static_cast<double>(*std::max_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(mid)));
-  return (lower + upper) / 2;
-}
 
 RunSummary summarize_run(const RunReader& reader, Id run_id) {
   RunSummary s;

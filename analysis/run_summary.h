@@ -19,7 +19,4 @@ struct RunSummary {
 
 RunSummary summarize_run(const RunReader& reader, Id run_id);
 
-// The median of `values` (the mean of the two middle ones for an even count); 0 when empty.
-double median(std::vector<int64_t> values);
-
 }  // namespace tcprof::analysis

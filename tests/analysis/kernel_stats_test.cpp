@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "analysis/kernel_stats.h"
+#include "analysis/statistics.h"
 #include "core/run_writer.h"
 #include "tests/test_support.h"
 
@@ -90,7 +91,10 @@ TEST(KernelStats, FoldedRowsCountAsTheirLaunches) {
   EXPECT_NEAR(stats[0].stddev_ns, std::sqrt((100 + 3600 - 10 * 19.0 * 19.0) / 9), 1e-9);
 }
 
-TEST(KernelStats, WeightedMedian) {
+TEST(Statistics, MedianAndWeightedMedian) {
+  EXPECT_DOUBLE_EQ(median({}), 0);
+  EXPECT_DOUBLE_EQ(median({3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(median({4, 1, 3, 2}), 2.5);
   EXPECT_DOUBLE_EQ(weighted_median({}), 0);
   EXPECT_DOUBLE_EQ(weighted_median({{5, 1}}), 5);
   EXPECT_DOUBLE_EQ(weighted_median({{1, 1}, {9, 1}}), 5);

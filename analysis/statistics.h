@@ -1,0 +1,16 @@
+// The two statistics every figure here uses, defined once: the median of durations, and the
+// median of values that each stand for several (a --profile summary row is `count` launches).
+#pragma once
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace tcprof::analysis {
+
+// The median (the mean of the two middle values for an even count); 0 when empty.
+double median(std::vector<int64_t> values);
+
+// The median of `values` where each (value, weight) pair counts `weight` times.
+double weighted_median(std::vector<std::pair<double, int64_t>> values);
+
+}  // namespace tcprof::analysis
