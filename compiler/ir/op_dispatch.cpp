@@ -96,4 +96,20 @@ torch::jit::Operation node_operation(const torch::jit::Node* node) {
 
 void run_node(const torch::jit::Node* node, torch::jit::Stack& stack) { node_operation(node)(stack); }
 
+torch::jit::Operation op_operation(const GraphOp& op) {
+  torch::jit::Operation run = node_operation(op.node);
+  if (op.name == op.node->kind().toQualString()) return run;
+  // Functionalized (`mul_` named `mul`): the in-place operator on a copy of its target. It keeps
+  // the in-place form's dtype and shape, and never writes the original, which may be a constant
+  // folded at compile time and shared by every call.
+  size_t inputs = op.node->inputs().size();
+  return [run, inputs](torch::jit::Stack& stack) mutable {
+    c10::IValue& target = stack[stack.size() - inputs];
+    if (target.isTensor()) target = target.toTensor().clone();
+    run(stack);
+  };
+}
+
+void run_op(const GraphOp& op, torch::jit::Stack& stack) { op_operation(op)(stack); }
+
 }  // namespace tcprof

@@ -19,6 +19,12 @@ namespace tcprof {
 void run_node(const torch::jit::Node* node, torch::jit::Stack& stack);
 torch::jit::Operation node_operation(const torch::jit::Node* node);
 bool has_operation(const torch::jit::Node* node);
+
+// Runs a captured-graph op as it is *named*: passes may rename an op (functionalization turns
+// `mul_` into `mul`) while its node stays the in-place one. Every backend and pass that executes
+// a GraphOp goes through these, never through the node directly.
+void run_op(const GraphOp& op, torch::jit::Stack& stack);
+torch::jit::Operation op_operation(const GraphOp& op);
 bool is_vararg(const torch::jit::Node* node);
 
 // The value of a symbolic expression as the IValue TorchScript expects: bool or int.

@@ -19,7 +19,7 @@ class EagerGraph : public CompiledGraph {
  public:
   EagerGraph(const CapturedGraph& graph, CpuProfiler* profiler) : graph_(graph), profiler_(profiler) {
     for (const auto& op : graph_.ops) {
-      operations_.push_back(node_operation(op.node));
+      operations_.push_back(op_operation(op));
       // Every op runs as LibTorch's own kernel: an "eager" kernel in the profile.
       if (profiler_) keys_.push_back(profiler_->key(op.name, "eager"));
     }

@@ -65,7 +65,7 @@ int fold_constants(PassContext& ctx) {
     torch::jit::Stack stack;
     for (const auto& a : op.args) stack.push_back(evaluate_arg(a, ctx.examples, ctx.bindings));
     try {
-      run_node(op.node, stack);
+      run_op(op, stack);
     } catch (const std::exception&) {
       continue;  // leave it to run time, where the error is reported with the op's line
     }

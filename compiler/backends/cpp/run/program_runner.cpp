@@ -44,7 +44,7 @@ ProgramRunner::ProgramRunner(CapturedGraph graph, ScheduledProgram program, std:
                              std::vector<KernelFn> kernel_fns, std::vector<KernelFn> window_fns, CpuProfiler* profiler)
     : graph_(std::move(graph)), program_(std::move(program)), library_(std::move(library)),
       kernel_fns_(std::move(kernel_fns)), window_fns_(std::move(window_fns)), profiler_(profiler) {
-  for (const auto& op : graph_.ops) operations_.push_back(node_operation(op.node));
+  for (const auto& op : graph_.ops) operations_.push_back(op_operation(op));
   for (const auto& k : program_.program.kernels) {
     std::vector<std::vector<int>> per_output;
     for (const auto& o : k.outputs) {
