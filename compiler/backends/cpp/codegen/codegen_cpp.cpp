@@ -288,6 +288,9 @@ class KernelWriter {
         if (is_floating(n.type) && n.op != ExprOp::ReduceSum) {
           init = fmt::format("{}std::numeric_limits<{}>::infinity()", n.op == ExprOp::ReduceMax ? "-" : "", T);
         }
+        // f32 sums accumulate in double, as exactly as eager's cascade sums: a mean of a constant
+        // row is then that constant, and layer norm does not amplify rounding noise by 1/sqrt(eps).
+        if (n.op == ExprOp::ReduceSum && n.type == ElemType::F32) T = "double", init = "0.0";
         s += fmt::format("    {} t{} = {};\n", T, r, init);
         clauses += fmt::format(" reduction({}:t{})", n.op == ExprOp::ReduceSum ? "+" : n.op == ExprOp::ReduceMax ? "max" : "min", r);
       }
