@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include <ATen/ATen.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "bench/fuzz/graph_fuzzer.h"
@@ -402,17 +403,44 @@ TEST(FuzzBugs, ErfLosesRelativeAccuracyNearZero) {
   expect_matches_eager(c);
 }
 
-// Layer norm sums a row one SIMD lane at a time, so the rounding error of its mean grows with
-// the row length (~n/8 ulps; ATen's cascade sums grow ~log n), and for an (almost) constant row
-// the normalisation amplifies it by up to 1/sqrt(eps) ~ 316: rows of 10000 copies of a N(0,1)
-// value come out as up to 1e-3 instead of 0 (eager 3e-6). The random run found 0.018 with a row of
-// 10722 values (eager 1.5e-5).
-TEST(FuzzBugs, DISABLED_LayerNormOfLongConstantRowAmplifiesSummationError) {
+// Layer norm summed a row one SIMD lane at a time in float, so the mean of a constant row was not
+// that constant, and the normalisation amplified the difference by up to 1/sqrt(eps) ~ 316: rows
+// of 10000 copies of a value came out up to 1e-3 instead of 0 (eager 3e-6), and even rows of 8,
+// 28 and 768 were 50-400x less accurate than eager. f32 sums now accumulate in double.
+TEST(FuzzBugs, LayerNormOfLongConstantRowStaysExact) {
   FuzzCase c = targeted("layer norm of long constant rows",
                         "def forward(self, x0, x1):\n"
                         "    return torch.layer_norm(x0 * 0.0 + x1, [10000], None, None, 1e-05)\n",
                         {f32({2, 10000}), f32({2, 1})});
   expect_matches_eager(c);
+  for (int64_t n : {8, 28, 768}) {
+    expect_matches_eager(targeted(fmt::format("layer norm of constant rows of {}", n),
+                                  fmt::format("def forward(self, x0, x1):\n"
+                                              "    return torch.layer_norm(x0 * 0.0 + x1, [{}], None, None, 1e-05)\n", n),
+                                  {f32({4, n}), f32({4, 1})}));
+  }
+}
+
+// Found by the random run (seed 2026, case 1417; `fuzz_graphs --case 109592238446850`): calls 0-2
+// pass, call 3, the first after the dynamic dim of x0 changes, was off by up to 340.
+TEST(FuzzBugs, InPlaceOnAFoldedConstantAfterADynamicSizeChange) {
+  FuzzCase c = targeted("in-place op on a folded constant, dynamic size change",
+                        "def forward(self, x0, x2, x4):\n"
+                        "    v0 = torch.ceil(self.p0)\n"
+                        "    v3 = v0.mul_(x2)\n"
+                        "    v6 = torch.add(v3, x4, alpha=-1.5)\n"
+                        "    return torch.sum(v6, [-2, -1])\n",
+                        {dynamic(tensor(ST::Double, {7, 7, 8}), {0}), tensor(ST::Long, {}),
+                         tensor(ST::Double, {2, 1, 7, 8}, Layout::Transposed, 0)},
+                        {param("p0", tensor(ST::Double, {2, 1, 7, 8}))});
+  c.dynamic_sizes = {5, 12};
+  // functionalize renamed v0.mul_(x2) to mul, constant folding made v0 a constant shared by every
+  // call, and the runner executed the op's *node*, still mul_: each call multiplied the constant
+  // again. Ops now run as they are named (run_op); a functionalized op that stays a LibTorch call
+  // (here: f64 times an i64 scalar tensor) runs on a copy of its target.
+  CaseOutcome out = check(c);
+  EXPECT_EQ(out.status, Status::Pass) << out.report;
+  EXPECT_EQ(out.calls, 5) << out.report;
 }
 
 // Capture crashes (SIGSEGV in SymExpr::binary) on a slice of a tensor with a dynamic dim:
@@ -431,7 +459,7 @@ TEST(FuzzBugs, SliceOfDynamicTensorCrashesCapture) {
 // first failing guard as symbolic. When two inputs share the batch dim, the first size change
 // makes x0's dim symbolic but keeps x1's static, so the next size recompiles again (Dynamo marks
 // every dim that changed). 41 of 1000 random cases (seed 6) showed it.
-TEST(FuzzBugs, DISABLED_AutomaticDynamicMarksOnlyTheFirstChangedInput) {
+TEST(FuzzBugs, AutomaticDynamicMarksEveryChangedInput) {
   FuzzCase c = targeted("two inputs share a batch dim that changes", "def forward(self, x0, x1):\n    return x0 * x1 + 1.0\n",
                         {dynamic(f32({4, 8}), {0}), dynamic(f32({4, 8}), {0})});
   c.dynamic_sizes = {5, 6};
