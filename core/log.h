@@ -18,6 +18,7 @@ enum class LogChannel : uint32_t {
   PerfHints = 1u << 3,
   OutputCode = 1u << 4,
   Passes = 1u << 5,  // IR after each compiler pass
+  Fusion = 1u << 6,  // why the fusion scheduler kept two ops in separate kernels
 };
 
 struct LogConfig {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/log.h"
 #include "tests/compiler/compiler_test_support.h"
 #include "tests/test_support.h"
 
@@ -98,6 +99,20 @@ TEST(CppBackend, GptFusesSoftmaxAndLayerNormAndSharesRepeatedBlocks) {
   EXPECT_NE(t.code.find("extern \"C\""), std::string::npos);
   EXPECT_EQ(t.code.find("torch"), std::string::npos);   // generated code never includes LibTorch
   EXPECT_EQ(t.fallbacks, 0);
+}
+
+// TCPROF_LOGS=fusion says why ops stayed in separate kernels: in the GPT, the attention's matmul
+// runs outside generated code, so the softmax kernel before it cannot take it.
+TEST(CppBackend, FusionLogSaysWhyOpsDidNotFuse) {
+  at::NoGradGuard no_grad;
+  set_log_mask(static_cast<uint32_t>(LogChannel::Fusion));
+  ::testing::internal::CaptureStderr();
+  CompiledModule m(load_model(sample("gpt_tiny")), cpp_options(), nullptr);
+  m.call(inputs_for({"i64[2,16](0,512)"}));
+  std::string log = ::testing::internal::GetCapturedStderr();
+  set_log_mask(0);
+  EXPECT_NE(log.find("[tcprof:fusion] op "), std::string::npos) << log;
+  EXPECT_NE(log.find("softmax]: it runs outside generated code"), std::string::npos) << log;
 }
 
 TEST(CppBackend, DynamicBatchAndSequenceReuseOneCompile) {

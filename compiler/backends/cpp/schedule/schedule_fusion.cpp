@@ -7,6 +7,9 @@
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/log.h"
 
 #include "compiler/backends/cpp/passes/graph_passes.h"
 #include "compiler/backends/cpp/lower/index_space.h"
@@ -74,20 +77,29 @@ class Scheduler {
     std::vector<int64_t> full = l.kind == OpLowering::Kind::Pointwise ? out.sizes().vec() : ctx_.arg(op, 0).toTensor().sizes().vec();
     std::vector<int> reads = slots_read(op);
     int cand = -1;
+    std::vector<std::pair<int, std::string>> refused;  // producer kernel, why op i did not join it
     for (int s : reads) {
       int k = slot_kernel_[static_cast<size_t>(s)];
-      if (k >= 0 && compatible(k, full, l, op)) {
+      if (k < 0) continue;
+      std::string why = why_no_fuse(k, full, l, op);
+      if (why.empty()) {
         cand = k;
         break;
       }
+      refused.emplace_back(k, std::move(why));
     }
     if (cand < 0) {  // a sibling reading the same input over the same index space
       for (int s : reads) {
         for (size_t k = 0; k < open_.size() && cand < 0; ++k) {
-          if (open_[k]->open && open_[k]->input_of_slot.count(s) && compatible(static_cast<int>(k), full, l, op)) {
+          if (open_[k]->open && open_[k]->input_of_slot.count(s) && why_no_fuse(static_cast<int>(k), full, l, op).empty()) {
             cand = static_cast<int>(k);
           }
         }
+      }
+    }
+    if (log_enabled(LogChannel::Fusion)) {
+      for (const auto& [k, why] : refused) {
+        if (k != cand) log(LogChannel::Fusion, "op {} ({}) does not join the kernel of {}: {}", i, op.name, describe_open(k), why);
       }
     }
     for (int s : reads) {
@@ -117,17 +129,31 @@ class Scheduler {
     slot_kernel_[static_cast<size_t>(slot)] = cand;
   }
 
-  bool compatible(int k, const std::vector<int64_t>& full, const OpLowering& l, const GraphOp& op) const {
+  // Why op `op` cannot join open kernel k (Inductor's WhyNoFuse); empty when it can. Read by the
+  // scheduler's decisions and shown under TCPROF_LOGS=fusion.
+  std::string why_no_fuse(int k, const std::vector<int64_t>& full, const OpLowering& l, const GraphOp& op) const {
     const OpenKernel& K = *open_[static_cast<size_t>(k)];
-    if (!K.open || K.full != full) return false;
-    if (l.kind == OpLowering::Kind::Row && K.kernel.kind == KernelKind::Row && K.kernel.row_dims != l.row_dims) return false;
+    if (!K.open) return "the kernel is closed (a value of it was already read outside it)";
+    if (K.full != full) return fmt::format("different index space: [{}] vs the kernel's [{}]", fmt::join(full, ","), fmt::join(K.full, ","));
+    if (l.kind == OpLowering::Kind::Row && K.kernel.kind == KernelKind::Row && K.kernel.row_dims != l.row_dims) {
+      return fmt::format("reduces over its last {} dims, the kernel over its last {}", l.row_dims, K.kernel.row_dims);
+    }
     // Per-row values broadcast along the row only with their reduced dims kept.
     for (int s : slots_read(op)) {
-      if (K.per_row.count(s) && (l.kind == OpLowering::Kind::Row || example_tensor(s).dim() != static_cast<int64_t>(full.size()))) {
-        return false;
+      if (!K.per_row.count(s)) continue;
+      if (l.kind == OpLowering::Kind::Row) return fmt::format("reduces again over per-row value %{} of the kernel", s);
+      if (example_tensor(s).dim() != static_cast<int64_t>(full.size())) {
+        return fmt::format("reads per-row value %{} without its reduced dims kept (it would need a reshape)", s);
       }
     }
-    return true;
+    return {};
+  }
+
+  std::string describe_open(int k) const {
+    const Kernel& kernel = open_[static_cast<size_t>(k)]->kernel;
+    std::vector<std::string> names;
+    for (const auto& n : kernel.op_names) names.push_back(short_name(n));
+    return fmt::format("[{}]", fmt::join(names, ", "));
   }
 
   int tensor_arg(OpenKernel& K, const Arg& a) {
@@ -168,7 +194,12 @@ class Scheduler {
     const GraphOp& op = g_.ops[static_cast<size_t>(i)];
     for (int s : slots_read(op)) {
       int k = slot_kernel_[static_cast<size_t>(s)];
-      if (k >= 0) close(k);
+      if (k < 0) continue;
+      if (log_enabled(LogChannel::Fusion)) {
+        log(LogChannel::Fusion, "op {} ({}) does not join the kernel of {}: it runs outside generated code ({})", i,
+            op.name, describe_open(k), reason.empty() ? "extern by design" : reason);
+      }
+      close(k);
     }
     // An op that mutates something may write what an open kernel will read later.
     if (!is_pure_op(op.name)) {
