@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <torch/csrc/jit/ir/ir.h>
@@ -98,165 +99,240 @@ const std::unordered_set<std::string_view>& broadcast_ops() {
   return ops;
 }
 
+// What a shape rule sees: the op's inputs, the first one's sizes when it is a tensor, and the
+// rank of the real output (to tell squeeze's two meanings apart).
+struct RuleArgs {
+  const std::vector<VarPtr>& in;
+  const Sizes* x;  // null when input 0 is not a tensor with sizes
+  size_t r;        // x's rank
+  size_t rank_out;
+  std::string_view op;
+};
+using ShapeRule = std::optional<Sizes> (*)(const RuleArgs&);
+
+// Factories whose size is an argument.
+std::optional<Sizes> factory_rule(const RuleArgs& a) {
+  if (a.in.empty()) return std::nullopt;
+  return int_list(a.in[0]);
+}
+
+// arange(end, ...) has 5 inputs, arange(start, end, ...) 6, arange(start, end, step, ...) 7.
+std::optional<Sizes> arange_rule(const RuleArgs& a) {
+  const auto& in = a.in;
+  if (in.size() == 5) {
+    if (auto end = int_expr(in[0])) return Sizes{end};
+  }
+  if (in.size() == 6 || (in.size() == 7 && in[2]->value.isInt() && in[2]->value.toInt() == 1)) {
+    auto start = int_expr(in[0]), end = int_expr(in[1]);
+    if (start && end) return Sizes{SymExpr::binary(SymOp::Sub, end, start)};
+  }
+  return std::nullopt;
+}
+
+std::optional<Sizes> linear_rule(const RuleArgs& a) {
+  if (!a.x || a.in.size() < 2) return std::nullopt;
+  auto w = sizes_of(a.in[1]);
+  if (!w || w->size() != 2) return std::nullopt;
+  Sizes out(a.x->begin(), a.x->end() - 1);
+  out.push_back((*w)[0]);
+  return out;
+}
+
+VarPtr tensor_with_sizes(Sizes sizes) {
+  auto v = std::make_shared<Var>();
+  v->kind = Var::Kind::Tensor;
+  v->sizes = std::move(sizes);
+  return v;
+}
+
+// Batch dims broadcast; the last two multiply as matrices.
+std::optional<Sizes> matmul_rule(const RuleArgs& a) {
+  if (!a.x || a.in.size() < 2) return std::nullopt;
+  const Sizes& x = *a.x;
+  auto y = sizes_of(a.in[1]);
+  if (!y || a.r < 2 || y->size() < 2) return std::nullopt;
+  auto batch = broadcast({tensor_with_sizes(Sizes(x.begin(), x.end() - 2)), tensor_with_sizes(Sizes(y->begin(), y->end() - 2))});
+  if (!batch) return std::nullopt;
+  batch->push_back(x[a.r - 2]);
+  batch->push_back(y->back());
+  return batch;
+}
+
+// view / reshape / expand: the requested sizes, with -1 resolved (numel over the other sizes, or
+// for expand the source dim).
+std::optional<Sizes> view_rule(const RuleArgs& a) {
+  if (!a.x || a.in.size() < 2) return std::nullopt;
+  auto sizes = int_list(a.in[1]);
+  if (!sizes) return std::nullopt;
+  for (size_t i = 0; i < sizes->size(); ++i) {
+    auto& e = (*sizes)[i];
+    if (e->op != SymOp::Const || e->value != -1) continue;
+    if (a.op == "aten::expand") {
+      size_t src = i + a.r - sizes->size();
+      if (src >= a.r) return std::nullopt;
+      e = (*a.x)[src];
+      continue;
+    }
+    SymExprPtr numel = SymExpr::constant(1), known = SymExpr::constant(1);
+    for (const auto& d : *a.x) {
+      if (!d) return std::nullopt;
+      numel = SymExpr::binary(SymOp::Mul, numel, d);
+    }
+    for (size_t j = 0; j < sizes->size(); ++j) {
+      if (j != i) known = SymExpr::binary(SymOp::Mul, known, (*sizes)[j]);
+    }
+    e = SymExpr::binary(SymOp::FloorDiv, numel, known);
+  }
+  return sizes;
+}
+
+std::optional<Sizes> flatten_rule(const RuleArgs& a) {
+  const auto& in = a.in;
+  if (!a.x || in.size() < 3 || !in[1]->value.isInt() || !in[2]->value.isInt()) return std::nullopt;
+  const Sizes& x = *a.x;
+  int64_t s = wrap_dim(in[1]->value.toInt(), a.r), e = wrap_dim(in[2]->value.toInt(), a.r);
+  Sizes out(x.begin(), x.begin() + s);
+  SymExprPtr p = SymExpr::constant(1);
+  for (int64_t i = s; i <= e; ++i) {
+    const SymExprPtr& d = x[static_cast<size_t>(i)];
+    if (!d) return std::nullopt;  // a size with no rule: the caller reads it from the value
+    p = SymExpr::binary(SymOp::Mul, p, d);
+  }
+  out.push_back(p);
+  out.insert(out.end(), x.begin() + e + 1, x.end());
+  return out;
+}
+
+std::optional<Sizes> transpose_rule(const RuleArgs& a) {
+  const auto& in = a.in;
+  if (!a.x || in.size() < 3 || !in[1]->value.isInt() || !in[2]->value.isInt()) return std::nullopt;
+  Sizes out = *a.x;
+  std::swap(out[static_cast<size_t>(wrap_dim(in[1]->value.toInt(), a.r))],
+            out[static_cast<size_t>(wrap_dim(in[2]->value.toInt(), a.r))]);
+  return out;
+}
+
+std::optional<Sizes> t_rule(const RuleArgs& a) {
+  if (!a.x || a.r != 2) return std::nullopt;
+  return Sizes{(*a.x)[1], (*a.x)[0]};
+}
+
+std::optional<Sizes> permute_rule(const RuleArgs& a) {
+  if (!a.x || a.in.size() < 2 || !a.in[1]->value.isIntList()) return std::nullopt;
+  Sizes out;
+  for (int64_t d : a.in[1]->value.toIntList()) out.push_back((*a.x)[static_cast<size_t>(wrap_dim(d, a.r))]);
+  return out;
+}
+
+std::optional<Sizes> unsqueeze_rule(const RuleArgs& a) {
+  if (!a.x || a.in.size() < 2 || !a.in[1]->value.isInt()) return std::nullopt;
+  Sizes out = *a.x;
+  out.insert(out.begin() + wrap_dim(a.in[1]->value.toInt(), a.r + 1), SymExpr::constant(1));
+  return out;
+}
+
+// select / squeeze(dim): the dim goes (squeeze of a dim that is not 1 keeps it: the real
+// output's rank tells).
+std::optional<Sizes> drop_dim_rule(const RuleArgs& a) {
+  if (!a.x || a.in.size() < 2 || !a.in[1]->value.isInt()) return std::nullopt;
+  Sizes out = *a.x;
+  out.erase(out.begin() + wrap_dim(a.in[1]->value.toInt(), a.r));
+  if (a.rank_out == out.size()) return out;
+  return std::nullopt;
+}
+
+// sum / mean / amax / amin over a dim list, with or without keepdim.
+std::optional<Sizes> reduce_rule(const RuleArgs& a) {
+  const auto& in = a.in;
+  if (!a.x || in.size() < 3 || !in[1]->value.isIntList() || !in[2]->value.isBool()) return std::nullopt;
+  Sizes out = *a.x;
+  std::vector<int64_t> dims;
+  for (int64_t d : in[1]->value.toIntList()) dims.push_back(wrap_dim(d, a.r));
+  std::sort(dims.rbegin(), dims.rend());
+  for (int64_t d : dims) {
+    if (in[2]->value.toBool()) {
+      out[static_cast<size_t>(d)] = SymExpr::constant(1);
+    } else {
+      out.erase(out.begin() + d);
+    }
+  }
+  return out;
+}
+
+// slice(dim, start, end, 1) with non-negative bounds: min(end, size) - min(start, size).
+std::optional<Sizes> slice_rule(const RuleArgs& a) {
+  const auto& in = a.in;
+  if (!a.x || in.size() < 5 || !in[1]->value.isInt()) return std::nullopt;
+  auto start = int_expr(in[2]), end = int_expr(in[3]), step = int_expr(in[4]);
+  if (!start || !end || !step || step->op != SymOp::Const || step->value != 1) return std::nullopt;
+  if (start->op == SymOp::Const && start->value < 0) return std::nullopt;
+  if (end->op == SymOp::Const && end->value < 0) return std::nullopt;
+  size_t d = static_cast<size_t>(wrap_dim(in[1]->value.toInt(), a.r));
+  const Sizes& x = *a.x;
+  if (!x[d]) return std::nullopt;  // a size with no rule: read from the value instead
+  Sizes out = x;
+  SymExprPtr stop = SymExpr::binary(SymOp::Min, end, x[d]);
+  SymExprPtr begin = SymExpr::binary(SymOp::Min, start, x[d]);
+  out[d] = SymExpr::binary(SymOp::Sub, stop, begin);
+  return out;
+}
+
+std::optional<Sizes> embedding_rule(const RuleArgs& a) {
+  if (!a.x || a.in.size() < 2) return std::nullopt;
+  auto idx = sizes_of(a.in[1]);
+  if (!idx || a.r != 2) return std::nullopt;
+  Sizes out = *idx;
+  out.push_back((*a.x)[1]);
+  return out;
+}
+
+// cat of a list along a dim: the other dims of the first item, the sum along the dim. Its input
+// 0 is the list, so it never has sizes of its own.
+std::optional<Sizes> cat_rule(const RuleArgs& a) {
+  const auto& in = a.in;
+  if (in.size() < 2 || in[0]->kind != Var::Kind::List || !in[1]->value.isInt()) return std::nullopt;
+  const auto& items = in[0]->items;
+  if (items.empty() || !sizes_of(items[0])) return std::nullopt;
+  Sizes out = *sizes_of(items[0]);
+  size_t d = static_cast<size_t>(wrap_dim(in[1]->value.toInt(), out.size()));
+  for (size_t i = 1; i < items.size(); ++i) {
+    auto s = sizes_of(items[i]);
+    if (!s || s->size() != out.size()) return std::nullopt;
+    out[d] = SymExpr::binary(SymOp::Add, out[d], (*s)[d]);
+  }
+  return out;
+}
+
+// The rules for ops whose output shape is not their first input's or the broadcast of their
+// inputs, by op name: a new op is a row here.
+const std::unordered_map<std::string_view, ShapeRule>& shape_rule_table() {
+  static const std::unordered_map<std::string_view, ShapeRule> table = {
+      {"aten::zeros", factory_rule},     {"aten::ones", factory_rule},       {"aten::empty", factory_rule},
+      {"aten::full", factory_rule},      {"aten::rand", factory_rule},       {"aten::randn", factory_rule},
+      {"aten::arange", arange_rule},     {"aten::linear", linear_rule},      {"aten::matmul", matmul_rule},
+      {"aten::mm", matmul_rule},         {"aten::bmm", matmul_rule},         {"aten::view", view_rule},
+      {"aten::reshape", view_rule},      {"aten::expand", view_rule},        {"aten::flatten", flatten_rule},
+      {"aten::transpose", transpose_rule}, {"aten::t", t_rule},              {"aten::permute", permute_rule},
+      {"aten::unsqueeze", unsqueeze_rule}, {"aten::select", drop_dim_rule},  {"aten::squeeze", drop_dim_rule},
+      {"aten::sum", reduce_rule},        {"aten::mean", reduce_rule},        {"aten::amax", reduce_rule},
+      {"aten::amin", reduce_rule},       {"aten::slice", slice_rule},        {"aten::embedding", embedding_rule},
+      {"aten::cat", cat_rule},
+  };
+  return table;
+}
+
 std::optional<Sizes> rule(const torch::jit::Node* node, const std::vector<VarPtr>& in, size_t rank_out) {
   std::string_view op = node->kind().toQualString();
   std::optional<Sizes> x_sizes = in.empty() ? std::nullopt : sizes_of(in[0]);
   const Sizes* x = x_sizes ? &*x_sizes : nullptr;
   if (same_shape_ops().count(op) && x) return *x;
   if (broadcast_ops().count(op)) return broadcast(in);
-  if (!x) {
-    // Factories whose size is an argument.
-    if ((op == "aten::zeros" || op == "aten::ones" || op == "aten::empty" || op == "aten::full" ||
-         op == "aten::rand" || op == "aten::randn") && !in.empty()) {
-      return int_list(in[0]);
-    }
-    if (op == "aten::arange") {
-      // arange(end, ...) has 5 inputs, arange(start, end, ...) 6, arange(start, end, step, ...) 7.
-      if (in.size() == 5) {
-        if (auto end = int_expr(in[0])) return Sizes{end};
-      }
-      if (in.size() == 6 || (in.size() == 7 && in[2]->value.isInt() && in[2]->value.toInt() == 1)) {
-        auto start = int_expr(in[0]), end = int_expr(in[1]);
-        if (start && end) return Sizes{SymExpr::binary(SymOp::Sub, end, start)};
-      }
-    }
-    return std::nullopt;
-  }
-  const size_t r = x->size();
-  if (op == "aten::linear" && in.size() >= 2) {
-    auto w = sizes_of(in[1]);
-    if (!w || w->size() != 2) return std::nullopt;
-    Sizes out(x->begin(), x->end() - 1);
-    out.push_back((*w)[0]);
-    return out;
-  }
-  if ((op == "aten::matmul" || op == "aten::mm" || op == "aten::bmm") && in.size() >= 2) {
-    auto y = sizes_of(in[1]);
-    if (!y || r < 2 || y->size() < 2) return std::nullopt;
-    Sizes batch_x(x->begin(), x->end() - 2), batch_y(y->begin(), y->end() - 2);
-    auto bx = std::make_shared<Var>();
-    bx->kind = Var::Kind::Tensor;
-    bx->sizes = batch_x;
-    auto by = std::make_shared<Var>();
-    by->kind = Var::Kind::Tensor;
-    by->sizes = batch_y;
-    auto batch = broadcast({bx, by});
-    if (!batch) return std::nullopt;
-    batch->push_back((*x)[r - 2]);
-    batch->push_back(y->back());
-    return batch;
-  }
-  if ((op == "aten::view" || op == "aten::reshape" || op == "aten::expand") && in.size() >= 2) {
-    auto sizes = int_list(in[1]);
-    if (!sizes) return std::nullopt;
-    for (size_t i = 0; i < sizes->size(); ++i) {
-      auto& e = (*sizes)[i];
-      if (e->op == SymOp::Const && e->value == -1) {
-        if (op == "aten::expand") {
-          size_t src = i + r - sizes->size();
-          if (src >= r) return std::nullopt;
-          e = (*x)[src];
-          continue;
-        }
-        // -1 is numel / (product of the other sizes).
-        SymExprPtr numel = SymExpr::constant(1), known = SymExpr::constant(1);
-        for (const auto& d : *x) {
-          if (!d) return std::nullopt;
-          numel = SymExpr::binary(SymOp::Mul, numel, d);
-        }
-        for (size_t j = 0; j < sizes->size(); ++j) {
-          if (j != i) known = SymExpr::binary(SymOp::Mul, known, (*sizes)[j]);
-        }
-        e = SymExpr::binary(SymOp::FloorDiv, numel, known);
-      }
-    }
-    return sizes;
-  }
-  if (op == "aten::flatten" && in.size() >= 3 && in[1]->value.isInt() && in[2]->value.isInt()) {
-    int64_t s = wrap_dim(in[1]->value.toInt(), r), e = wrap_dim(in[2]->value.toInt(), r);
-    Sizes out(x->begin(), x->begin() + s);
-    SymExprPtr p = SymExpr::constant(1);
-    for (int64_t i = s; i <= e; ++i) {
-      const SymExprPtr& d = (*x)[static_cast<size_t>(i)];
-      if (!d) return std::nullopt;  // a size with no rule: the caller reads it from the value
-      p = SymExpr::binary(SymOp::Mul, p, d);
-    }
-    out.push_back(p);
-    out.insert(out.end(), x->begin() + e + 1, x->end());
-    return out;
-  }
-  if (op == "aten::transpose" && in.size() >= 3 && in[1]->value.isInt() && in[2]->value.isInt()) {
-    Sizes out = *x;
-    std::swap(out[static_cast<size_t>(wrap_dim(in[1]->value.toInt(), r))],
-              out[static_cast<size_t>(wrap_dim(in[2]->value.toInt(), r))]);
-    return out;
-  }
-  if (op == "aten::t" && r == 2) return Sizes{(*x)[1], (*x)[0]};
-  if (op == "aten::permute" && in.size() >= 2 && in[1]->value.isIntList()) {
-    Sizes out;
-    for (int64_t d : in[1]->value.toIntList()) out.push_back((*x)[static_cast<size_t>(wrap_dim(d, r))]);
-    return out;
-  }
-  if (op == "aten::unsqueeze" && in.size() >= 2 && in[1]->value.isInt()) {
-    Sizes out = *x;
-    int64_t d = wrap_dim(in[1]->value.toInt(), r + 1);
-    out.insert(out.begin() + d, SymExpr::constant(1));
-    return out;
-  }
-  if ((op == "aten::select" || op == "aten::squeeze") && in.size() >= 2 && in[1]->value.isInt()) {
-    Sizes out = *x;
-    out.erase(out.begin() + wrap_dim(in[1]->value.toInt(), r));
-    if (rank_out == out.size()) return out;
-    return std::nullopt;
-  }
-  if ((op == "aten::sum" || op == "aten::mean" || op == "aten::amax" || op == "aten::amin") &&
-      in.size() >= 3 && in[1]->value.isIntList() && in[2]->value.isBool()) {
-    Sizes out = *x;
-    std::vector<int64_t> dims;
-    for (int64_t d : in[1]->value.toIntList()) dims.push_back(wrap_dim(d, r));
-    std::sort(dims.rbegin(), dims.rend());
-    for (int64_t d : dims) {
-      if (in[2]->value.toBool()) {
-        out[static_cast<size_t>(d)] = SymExpr::constant(1);
-      } else {
-        out.erase(out.begin() + d);
-      }
-    }
-    return out;
-  }
-  if (op == "aten::slice" && in.size() >= 5 && in[1]->value.isInt()) {
-    auto start = int_expr(in[2]), end = int_expr(in[3]), step = int_expr(in[4]);
-    if (!start || !end || !step || step->op != SymOp::Const || step->value != 1) return std::nullopt;
-    if (start->op == SymOp::Const && start->value < 0) return std::nullopt;
-    if (end->op == SymOp::Const && end->value < 0) return std::nullopt;
-    size_t d = static_cast<size_t>(wrap_dim(in[1]->value.toInt(), r));
-    Sizes out = *x;
-    if (!(*x)[d]) return std::nullopt;  // a size with no rule: read from the value instead
-    SymExprPtr stop = SymExpr::binary(SymOp::Min, end, (*x)[d]);
-    SymExprPtr begin = SymExpr::binary(SymOp::Min, start, (*x)[d]);
-    out[d] = SymExpr::binary(SymOp::Sub, stop, begin);
-    return out;
-  }
-  if (op == "aten::embedding" && in.size() >= 2) {
-    auto idx = sizes_of(in[1]);
-    if (!idx || r != 2) return std::nullopt;
-    Sizes out = *idx;
-    out.push_back((*x)[1]);
-    return out;
-  }
-  if (op == "aten::cat" && in.size() >= 2 && in[0]->kind == Var::Kind::List && in[1]->value.isInt()) {
-    const auto& items = in[0]->items;
-    if (items.empty() || !sizes_of(items[0])) return std::nullopt;
-    Sizes out = *sizes_of(items[0]);
-    size_t d = static_cast<size_t>(wrap_dim(in[1]->value.toInt(), out.size()));
-    for (size_t i = 1; i < items.size(); ++i) {
-      auto s = sizes_of(items[i]);
-      if (!s || s->size() != out.size()) return std::nullopt;
-      out[d] = SymExpr::binary(SymOp::Add, out[d], (*s)[d]);
-    }
-    return out;
-  }
-  return std::nullopt;
+  auto it = shape_rule_table().find(op);
+  if (it == shape_rule_table().end()) return std::nullopt;
+  // Factories take sizes from their arguments: only when input 0 is not a tensor.
+  if (it->second == factory_rule && x) return std::nullopt;
+  if (it->second == arange_rule && x) return std::nullopt;
+  return it->second(RuleArgs{in, x, x ? x->size() : 0, rank_out, op});
 }
 
 }  // namespace
