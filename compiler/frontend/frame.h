@@ -52,7 +52,9 @@ struct EntryExit {
   GraphBreakSite site;                         // Break
   bool run_node = true;                   // false: the graph ends before the node and the
                                           // resume frame starts at it (a shape it must re-read)
-  std::vector<ValueSource> node_inputs;   // the breaking node's inputs
+  // The breaking node's inputs, rebuilt on every call from this call's values (a list of sizes
+  // over dynamic dims included): the node runs eagerly and must see them, never the capture's.
+  std::vector<ResultTemplate> node_inputs;
   MachineState resume;                    // state after the node; its outputs are Input/outcome
   std::vector<ValueSource> next_inputs;   // inputs of the resume frame
   std::vector<FrameInput> next_input_desc;
@@ -73,7 +75,7 @@ struct CacheEntry {
 };
 
 struct Frame {
-  int index = 0;               // the "frame" part of compile ids "frame/attempt"
+  int index = 0;               // the "frame" part of compile ids "frame/compile"
   int64_t store_id = 0;        // frames.id
   std::string key;
   std::string name;            // "forward" or "forward (resume after model.py:23)"
@@ -83,8 +85,9 @@ struct Frame {
   std::vector<std::unique_ptr<CacheEntry>> entries;  // newest last; looked up newest first
   std::vector<std::vector<bool>> dynamic_dims;       // per input, per dim: treat as symbolic
   std::vector<bool> dynamic_ints;                    // per input: int treated as symbolic
-  int compiles = 0;            // attempts, for labels
+  int compiles = 0;            // compiles so far: the second part of compile ids
   bool limit_hit = false;
+  int64_t eager_misses = 0;    // calls that missed the cache and ran eagerly (limit or stance)
   std::map<std::string, Frame*> successors;          // by break site + outcome
 };
 

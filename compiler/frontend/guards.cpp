@@ -97,6 +97,18 @@ std::string ivalue_text(const c10::IValue& v) {
 
 }  // namespace
 
+std::vector<size_t> GuardSet::failing(const std::vector<c10::IValue>& inputs) const {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < guards_.size(); ++i) {
+    const Guard& g = guards_[i];
+    if (holds(g, inputs)) continue;
+    out.push_back(i);
+    // Past a wrong dtype, device or rank the later guards of the set may read sizes that do not exist.
+    if (g.kind == GuardKind::Dtype || g.kind == GuardKind::Device || g.kind == GuardKind::Rank) break;
+  }
+  return out;
+}
+
 GuardFailure GuardSet::explain_failure(const std::vector<c10::IValue>& inputs,
                                        const std::vector<std::string>& names) const {
   GuardFailure f;

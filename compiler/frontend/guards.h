@@ -60,6 +60,8 @@ class GuardSet {
   // Slow path after check() failed: the first failing guard, explained.
   GuardFailure explain_failure(const std::vector<c10::IValue>& inputs,
                                const std::vector<std::string>& input_names) const;
+  // Every guard that does not hold, in order (automatic dynamic marks each changed size).
+  std::vector<size_t> failing(const std::vector<c10::IValue>& inputs) const;
 
  private:
   bool holds(const Guard& g, const std::vector<c10::IValue>& inputs) const;

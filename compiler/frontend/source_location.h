@@ -8,6 +8,7 @@
 namespace torch::jit {
 struct Node;
 struct SourceRange;
+struct Value;
 }  // namespace torch::jit
 
 namespace tcprof {
@@ -17,11 +18,16 @@ struct SourceLoc {
   int line = 0;
   int col = 0;
   std::string text;  // the source line, without its newline
+  std::string expr;  // the node's own expression when it fits on its line (`x.sum().item()`)
   bool known() const { return !file.empty() && line > 0; }
 };
 
 SourceLoc locate(const torch::jit::SourceRange& range);
 SourceLoc locate(const torch::jit::Node* node);
+
+// A name the user recognises for a value: its Python variable, or for a temporary (TorchScript
+// numbers those: '13') the expression that computed it (`x.sum().item()`).
+std::string value_label(const torch::jit::Value* value);
 
 // True for files inside an installed torch / torchvision package: not the user's code.
 bool is_library_file(const std::string& file);

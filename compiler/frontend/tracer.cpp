@@ -1,6 +1,7 @@
 #include "compiler/frontend/tracer.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 
 #include <ATen/core/grad_mode.h>
@@ -433,12 +434,28 @@ VarPtr Tracer::export_value(const VarPtr& var, EntryExit& exit, std::unordered_m
   return result;
 }
 
+// A break ends the graph at `node`: where it is (the site), what the node needs to run eagerly,
+// the state to resume from, and how the resume frame's inputs are made and named.
 void Tracer::build_break_exit(MachineState& state, const Node* node, BreakCause cause,
                               const std::string& reason, bool resume_at_node) {
   EntryExit& exit = out_.exit;
   exit.kind = EntryExit::Kind::Break;
   exit.run_node = !resume_at_node;
-  GraphBreakSite& site = exit.site;
+  exit.site = break_site(state, node, cause, reason);
+  // The breaking node's own inputs (none when the resume frame runs the node itself).
+  for (const Value* v : node->inputs()) {
+    if (resume_at_node) break;
+    exit.node_inputs.push_back(result_template(lookup(state, v)));
+  }
+  MachineState resume = resume_state(state, node, resume_at_node, exit);
+  if (!resume_at_node) bind_break_outputs(node, resume.activations[static_cast<size_t>(activation_)], exit);
+  name_resume_inputs(resume, exit);
+  exit.resume = std::move(resume);
+}
+
+GraphBreakSite Tracer::break_site(const MachineState& state, const Node* node, BreakCause cause,
+                                  const std::string& reason) {
+  GraphBreakSite site;
   site.cause = cause;
   site.node = node;
   site.op = node->kind().toQualString();
@@ -467,29 +484,13 @@ void Tracer::build_break_exit(MachineState& state, const Node* node, BreakCause 
     site.loc = site.stack.back().loc;
     site.module_path = site.stack.back().module_path;
   }
+  return site;
+}
 
+// The state to resume from: only values still needed after the node are kept, each exported as
+// a resume-frame input.
+MachineState Tracer::resume_state(const MachineState& state, const Node* node, bool resume_at_node, EntryExit& exit) {
   std::unordered_map<const Var*, VarPtr> seen;
-  // The breaking node's own inputs (none when the resume frame runs the node itself).
-  for (const Value* v : node->inputs()) {
-    if (resume_at_node) break;
-    VarPtr var = lookup(state, v);
-    ValueSource source;
-    if (var->kind == Var::Kind::Constant) {
-      source.kind = ValueSource::Kind::Constant;
-      source.constant = var->value;
-    } else if (var->kind == Var::Kind::Tensor || var->kind == Var::Kind::GraphValue) {
-      source.kind = ValueSource::Kind::Output;
-      source.index = graph_output_index(var->slot);
-    } else if (var->kind == Var::Kind::Scalar && var->expr && var->expr->dynamic) {
-      source.kind = ValueSource::Kind::Sym;
-      source.sym = var->expr;
-    } else {
-      source.kind = ValueSource::Kind::Constant;
-      source.constant = value_of(var);
-    }
-    exit.node_inputs.push_back(source);
-  }
-  // The state to resume from: only values still needed after the node are kept.
   MachineState resume;
   resume.scopes = state.scopes;
   if (resume_at_node) resume.scopes.back().index -= 1;  // run() had moved past the node
@@ -522,10 +523,13 @@ void Tracer::build_break_exit(MachineState& state, const Node* node, BreakCause 
     for (const auto& [value, var] : live) copy.env[value] = export_value(var, exit, seen);
     resume.activations.push_back(std::move(copy));
   }
-  // The node's outputs: bools select the resume frame (like the branch of a data-dependent if),
-  // other values become its inputs.
-  Activation& top = resume.activations[static_cast<size_t>(activation_)];
-  for (size_t r = 0; r < node->outputs().size() && !resume_at_node; ++r) {
+  return resume;
+}
+
+// The node's outputs: bools select the resume frame (like the branch of a data-dependent if),
+// other values become its inputs.
+void Tracer::bind_break_outputs(const Node* node, Activation& top, EntryExit& exit) {
+  for (size_t r = 0; r < node->outputs().size(); ++r) {
     auto placeholder = std::make_shared<Var>();
     placeholder->kind = Var::Kind::Input;
     if (node->outputs()[r]->type()->kind() == c10::TypeKind::BoolType) {
@@ -538,7 +542,7 @@ void Tracer::build_break_exit(MachineState& state, const Node* node, BreakCause 
       source.index = static_cast<int>(r);
       exit.next_inputs.push_back(source);
       FrameInput desc;
-      desc.name = clean_name(node->outputs()[r]);
+      desc.name = value_label(node->outputs()[r]);
       auto t = node->outputs()[r]->type();
       desc.kind = t->kind() == c10::TypeKind::TensorType ? FrameInputKind::Tensor
                   : t->kind() == c10::TypeKind::IntType  ? FrameInputKind::Int
@@ -549,19 +553,25 @@ void Tracer::build_break_exit(MachineState& state, const Node* node, BreakCause 
     }
     top.env[node->outputs()[r]] = placeholder;
   }
-  // Name resume-frame inputs after the TorchScript values they carry.
-  for (const auto& act : resume.activations) {
-    for (const auto& [value, var] : act.env) {
-      if (var->kind == Var::Kind::Input && var->slot < kOutcomeSlotBase &&
-          exit.next_input_desc[static_cast<size_t>(var->slot)].name.empty()) {
-        exit.next_input_desc[static_cast<size_t>(var->slot)].name = clean_name(value);
-      }
+}
+
+// Resume-frame inputs are named after the values they carry, as the user wrote them.
+void Tracer::name_resume_inputs(const MachineState& resume, EntryExit& exit) {
+  // An item of a list or tuple is named by its container: `sizes[1]`.
+  std::function<void(const VarPtr&, const std::string&)> name_input = [&](const VarPtr& var, const std::string& name) {
+    if (var->kind == Var::Kind::List || var->kind == Var::Kind::Tuple) {
+      for (size_t k = 0; k < var->items.size(); ++k) name_input(var->items[k], fmt::format("{}[{}]", name, k));
+    } else if (var->kind == Var::Kind::Input && var->slot < kOutcomeSlotBase &&
+               exit.next_input_desc[static_cast<size_t>(var->slot)].name.empty()) {
+      exit.next_input_desc[static_cast<size_t>(var->slot)].name = name;
     }
+  };
+  for (const auto& act : resume.activations) {
+    for (const auto& [value, var] : act.env) name_input(var, value_label(value));
   }
   for (size_t i = 0; i < exit.next_input_desc.size(); ++i) {
     if (exit.next_input_desc[i].name.empty()) exit.next_input_desc[i].name = fmt::format("v{}", i);
   }
-  exit.resume = std::move(resume);
 }
 
 MachineState resume_state_for_outcome(const MachineState& resume, const std::vector<bool>& outcome) {

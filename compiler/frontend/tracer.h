@@ -49,6 +49,12 @@ class Tracer {
   void build_break_exit(MachineState& state, const torch::jit::Node* node, BreakCause cause,
                         const std::string& reason, bool resume_at_node = false);
   void build_return_exit(const VarPtr& result);
+  GraphBreakSite break_site(const MachineState& state, const torch::jit::Node* node, BreakCause cause,
+                            const std::string& reason);
+  MachineState resume_state(const MachineState& state, const torch::jit::Node* node, bool resume_at_node,
+                            EntryExit& exit);
+  void bind_break_outputs(const torch::jit::Node* node, Activation& top, EntryExit& exit);
+  void name_resume_inputs(const MachineState& resume, EntryExit& exit);
   VarPtr export_value(const VarPtr& var, EntryExit& exit, std::unordered_map<const Var*, VarPtr>& seen);
   ResultTemplate result_template(const VarPtr& var);
   int graph_output_index(int slot);

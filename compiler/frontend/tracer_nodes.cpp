@@ -120,6 +120,26 @@ std::vector<std::string> Tracer::input_names() const {
 
 namespace {
 
+// `B, T = x.shape` on an input of another rank: name the input, the line and the rank the model
+// expects, instead of the unpack instruction (which has no source line of its own).
+[[noreturn]] void throw_unpack_mismatch(const Node* node, size_t got) {
+  const Node* producer = node->input(0)->node();
+  SourceLoc loc = locate(producer);
+  for (const Value* out : node->outputs()) {
+    for (const auto& use : out->uses()) {
+      if (!loc.known()) loc = locate(use.user);
+    }
+  }
+  size_t want = node->outputs().size();
+  std::string where = loc.known() ? fmt::format(" at {}:{}: {}", loc.file, loc.line, loc.text.substr(std::min(loc.text.size(), loc.text.find_first_not_of(' ')))) : "";
+  if (producer->kind() == aten::size && producer->inputs().size() == 1) {
+    throw Error(ErrorKind::Input, fmt::format("'{}' has {} dimensions, but the model unpacks its shape into {} values{}\n"
+                                              "  give it a {}-D shape in --input",
+                                              value_label(producer->input(0)), got, want, where, want));
+  }
+  throw Error(ErrorKind::Input, fmt::format("the model unpacks {} values from one that has {}{}", want, got, where));
+}
+
 bool used_as_condition(const Value* v, bool* loop) {
   for (const auto& use : v->uses()) {
     const Node* user = use.user;
@@ -248,13 +268,13 @@ bool Tracer::handle_structural(MachineState& state, const Node* node) {
   if (kind == prim::TupleUnpack || kind == prim::ListUnpack) {
     VarPtr v = in(0);
     if (v->kind == Var::Kind::Tuple || v->kind == Var::Kind::List) {
-      if (v->items.size() != node->outputs().size()) return false;
+      if (v->items.size() != node->outputs().size()) throw_unpack_mismatch(node, v->items.size());
       for (size_t i = 0; i < node->outputs().size(); ++i) env(state, node->outputs()[i]) = v->items[i];
       return true;
     }
     if (v->kind == Var::Kind::Constant || v->kind == Var::Kind::Scalar) {
       auto elements = v->value.isTuple() ? v->value.toTupleRef().elements().vec() : v->value.toListRef().vec();
-      if (elements.size() != node->outputs().size()) return false;
+      if (elements.size() != node->outputs().size()) throw_unpack_mismatch(node, elements.size());
       for (size_t i = 0; i < elements.size(); ++i) {
         env(state, node->outputs()[i]) = v->is_constant() ? Var::constant(elements[i]) : Var::scalar(elements[i], nullptr);
       }

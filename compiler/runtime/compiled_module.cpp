@@ -91,7 +91,13 @@ CompiledModule::CompiledModule(const LoadedModel& model, CompileOptions options,
   }
 }
 
-CompiledModule::~CompiledModule() = default;
+CompiledModule::~CompiledModule() {
+  for (const auto& f : frames_) {
+    if (f->eager_misses > 1) {
+      log(LogChannel::Recompiles, "{}: ran eagerly on {} calls: {}", f->name, f->eager_misses, eager_miss_cause(*f));
+    }
+  }
+}
 
 Frame& CompiledModule::root_frame() {
   if (!frames_.empty()) return *frames_.front();
@@ -263,7 +269,7 @@ std::vector<c10::IValue> CompiledModule::run_break(const EntryExit& exit, const 
   if (!exit.run_node) return {};
   InputBindings bindings(frame_inputs);
   torch::jit::Stack stack;
-  for (const auto& s : exit.node_inputs) stack.push_back(value_from(s, outputs, {}, bindings));
+  for (const auto& t : exit.node_inputs) stack.push_back(build_result(t, outputs, bindings));
   const torch::jit::Node* node = exit.site.node;
   if (node->kind() == c10::prim::SetAttr) {
     stack[0].toObject()->setAttr(node->s(c10::attr::name), stack[1]);
@@ -308,113 +314,165 @@ c10::IValue CompiledModule::call(const std::vector<c10::IValue>& inputs) {
   Id call_id = writer_ ? writer_->next_id() : ++call_id_;
   int64_t start = now_ns();
   Frame& root = root_frame();
-  Id root_compile = 0;
   if (profiler_) profiler_->begin_call(call_id);
-  std::string path = "compiled";
-  c10::IValue result;
-
-  bool eager_call = options_.stance == Stance::ForceEager ||
-                    (options_.stance == Stance::EagerThenCompile && stats_.calls == 1);
-  if (eager_call) {
+  CallResult r;
+  if (runs_eagerly_by_stance()) {
     std::optional<CpuProfiler::Scope> timed;
     if (profiler_ && profiler_->enabled()) timed.emplace(*profiler_, eager_call_key_, 0);
-    result = call_eager(inputs);
-    path = "eager";
+    r.value = call_eager(inputs);
+    r.path = "eager";
+    if (options_.stance == Stance::EagerThenCompile) eager_call_inputs_ = inputs;
   } else {
-    Frame* frame = &root;
-    std::vector<c10::IValue> values = inputs;
-    for (;;) {
-      CacheEntry* entry = lookup(*frame, values);
-      std::vector<c10::IValue> outputs;
-      if (entry) {
-        ++entry->hits;
-        outputs = entry->compiled->run(values, entry->graph_store_id);
-      } else {
-        std::string reason = "first call";
-        std::vector<std::string> messages;
-        const Guard* first_guard = nullptr;
-        bool recompile = !frame->entries.empty();
-        if (recompile) {
-          // Explain every entry's failure, newest first, like Dynamo's recompiles log.
-          std::vector<std::string> names;
-          for (const auto& in : frame->inputs) names.push_back(in.name);
-          for (auto it = frame->entries.rbegin(); it != frame->entries.rend(); ++it) {
-            const CacheEntry& e = **it;
-            GuardFailure f = e.guards.explain_failure(values, names);
-            const Guard& g = e.guards.guards()[f.guard_index];
-            if (!first_guard) first_guard = &g;
-            messages.push_back(f.message);
-            ++stats_.guard_failures;
-            if (writer_) {
-              Id guard_id = f.guard_index < e.guard_store_ids.size() ? e.guard_store_ids[f.guard_index] : 0;
-              writer_->record(GuardFailureEvent{call_id, e.store_id, guard_id, f.expected, f.actual, f.message});
-            }
-            // Automatic dynamic shapes: a size or int that changed becomes symbolic.
-            if (g.kind == GuardKind::Size && g.input >= 0) {
-              auto& dims = frame->dynamic_dims[static_cast<size_t>(g.input)];
-              if (dims.size() <= static_cast<size_t>(g.dim)) dims.resize(static_cast<size_t>(g.dim) + 1);
-              dims[static_cast<size_t>(g.dim)] = true;
-            } else if (g.kind == GuardKind::IntValue && g.input >= 0) {
-              frame->dynamic_ints[static_cast<size_t>(g.input)] = true;
-            }
-          }
-          reason = fmt::format("{}", fmt::join(messages, "; "));
-          log(LogChannel::Recompiles, "recompiling {}: triggered by:\n    {}", frame->name, fmt::join(messages, "\n    "));
-          if (options_.stance == Stance::FailOnRecompile) fail_on_recompile(*frame, messages, first_guard);
-        }
-        bool over_limit = recompile && static_cast<int>(frame->entries.size()) >= options_.recompile_limit;
-        if (over_limit && !frame->limit_hit) {
-          frame->limit_hit = true;
-          ++stats_.recompile_limit_hits;
-          log(LogChannel::Recompiles, "{} hit the recompile limit ({}): it runs eagerly from now on",
-              frame->name, options_.recompile_limit);
-          if (writer_) {
-            writer_->record(PerfHintEvent{0, "recompile_limit", "",
-                                          fmt::format("{} hit recompile_limit ({}); it runs eagerly. "
-                                                      "Last reason: {}",
-                                                      frame->name, options_.recompile_limit, reason),
-                                          "", 0});
-          }
-        }
-        if (over_limit || (recompile && options_.stance == Stance::EagerOnRecompile)) {
-          result = frame == &root ? call_eager(inputs) : tracer_.run_eagerly(frame->start, values);
-          path = "eager";
-          break;
-        }
-        CacheEntry& fresh = compile(*frame, values, reason, &outputs);
-        if (recompile) {
-          ++stats_.recompiles;
-          if (writer_) {
-            writer_->record(RecompileEvent{frame->store_id, call_id, fresh.store_id, reason,
-                                           static_cast<int>(frame->entries.size() - 1)});
-          }
-        }
-        entry = &fresh;
-      }
-      if (frame == &root) root_compile = entry->store_id;
-      const EntryExit& exit = entry->exit;
-      if (exit.kind == EntryExit::Kind::Return) {
-        result = build_result(exit.result, outputs, InputBindings(values));
-        break;
-      }
-      std::vector<c10::IValue> results = run_break(exit, outputs, values);
-      std::vector<bool> outcome;
-      for (int r : exit.outcome_results) outcome.push_back(results[static_cast<size_t>(r)].toBool());
-      Frame& next = successor(*frame, *entry, outcome);
-      InputBindings bindings(values);
-      std::vector<c10::IValue> next_values;
-      for (const auto& s : exit.next_inputs) next_values.push_back(value_from(s, outputs, results, bindings));
-      frame = &next;
-      values = std::move(next_values);
+    if (!eager_call_inputs_.empty()) {
+      mark_changed_since_eager_call(root, inputs);
+      eager_call_inputs_.clear();
     }
+    r = run_frames(root, inputs, call_id);
   }
   if (profiler_) profiler_->end_call();
-  if (path != "compiled") ++stats_.eager_calls;
+  if (r.path != "compiled") ++stats_.eager_calls;
   if (writer_) {
-    writer_->record(CallEvent{call_id, root.store_id, root_compile, start, now_ns() - start, path,
+    writer_->record(CallEvent{call_id, root.store_id, r.root_compile, start, now_ns() - start, r.path,
                               shapes_json(inputs)});
   }
-  return result;
+  return r.value;
+}
+
+bool CompiledModule::runs_eagerly_by_stance() const {
+  return options_.stance == Stance::ForceEager || (options_.stance == Stance::EagerThenCompile && stats_.calls == 1);
+}
+
+// Walks frames from the root: each frame runs its matching entry (compiling one on a miss), and a
+// break runs its node eagerly and continues in the resume frame.
+CompiledModule::CallResult CompiledModule::run_frames(Frame& root, const std::vector<c10::IValue>& inputs, Id call_id) {
+  CallResult r;
+  Frame* frame = &root;
+  std::vector<c10::IValue> values = inputs;
+  for (;;) {
+    CacheEntry* entry = lookup(*frame, values);
+    std::vector<c10::IValue> outputs;
+    if (entry) {
+      ++entry->hits;
+      outputs = entry->compiled->run(values, entry->graph_store_id);
+    } else {
+      entry = compile_on_miss(*frame, values, call_id, &outputs);
+      if (!entry) {  // past the recompile limit, or eager_on_recompile
+        r.value = frame == &root ? call_eager(inputs) : tracer_.run_eagerly(frame->start, values);
+        r.path = "eager";
+        return r;
+      }
+    }
+    if (frame == &root) r.root_compile = entry->store_id;
+    const EntryExit& exit = entry->exit;
+    if (exit.kind == EntryExit::Kind::Return) {
+      r.value = build_result(exit.result, outputs, InputBindings(values));
+      return r;
+    }
+    std::vector<c10::IValue> results = run_break(exit, outputs, values);
+    std::vector<bool> outcome;
+    for (int i : exit.outcome_results) outcome.push_back(results[static_cast<size_t>(i)].toBool());
+    Frame& next = successor(*frame, *entry, outcome);
+    InputBindings bindings(values);
+    std::vector<c10::IValue> next_values;
+    for (const auto& s : exit.next_inputs) next_values.push_back(value_from(s, outputs, results, bindings));
+    frame = &next;
+    values = std::move(next_values);
+  }
+}
+
+// No entry of `frame` matched: compile one, or return null when the frame must run eagerly.
+CacheEntry* CompiledModule::compile_on_miss(Frame& frame, const std::vector<c10::IValue>& values, Id call_id,
+                                            std::vector<c10::IValue>* outputs) {
+  if (frame.entries.empty()) return &compile(frame, values, "first call", outputs);
+  const Guard* first_guard = nullptr;
+  std::vector<std::string> messages = explain_miss(frame, values, call_id, &first_guard);
+  std::string reason = fmt::format("{}", fmt::join(messages, "; "));
+  if (options_.stance == Stance::FailOnRecompile) fail_on_recompile(frame, messages, first_guard);
+  if (runs_eagerly_after_miss(frame, reason)) return nullptr;
+  log(LogChannel::Recompiles, "recompiling {}: triggered by:\n    {}", frame.name, fmt::join(messages, "\n    "));
+  CacheEntry& fresh = compile(frame, values, reason, outputs);
+  ++stats_.recompiles;
+  if (writer_) {
+    writer_->record(RecompileEvent{frame.store_id, call_id, fresh.store_id, reason,
+                                   static_cast<int>(frame.entries.size() - 1)});
+  }
+  return &fresh;
+}
+
+// Why every entry of `frame` failed on `values`, newest first like Dynamo's recompiles log; each
+// failure is recorded, and every size or int that changed becomes symbolic (automatic dynamic).
+std::vector<std::string> CompiledModule::explain_miss(Frame& frame, const std::vector<c10::IValue>& values,
+                                                      Id call_id, const Guard** first_guard) {
+  std::vector<std::string> names;
+  for (const auto& in : frame.inputs) names.push_back(in.name);
+  std::vector<std::string> messages;
+  for (auto it = frame.entries.rbegin(); it != frame.entries.rend(); ++it) {
+    const CacheEntry& e = **it;
+    GuardFailure f = e.guards.explain_failure(values, names);
+    if (!*first_guard) *first_guard = &e.guards.guards()[f.guard_index];
+    messages.push_back(f.message);
+    ++stats_.guard_failures;
+    if (writer_) {
+      Id guard_id = f.guard_index < e.guard_store_ids.size() ? e.guard_store_ids[f.guard_index] : 0;
+      writer_->record(GuardFailureEvent{call_id, e.store_id, guard_id, f.expected, f.actual, f.message});
+    }
+    // Every failing size and int guard, not only the first: a call that changes two dims must
+    // not cost two recompiles.
+    for (size_t i : e.guards.failing(values)) {
+      const Guard& g = e.guards.guards()[i];
+      if (g.kind == GuardKind::Size && g.input >= 0) mark_dynamic_dim(frame, g.input, g.dim);
+      if (g.kind == GuardKind::IntValue && g.input >= 0) frame.dynamic_ints[static_cast<size_t>(g.input)] = true;
+    }
+  }
+  return messages;
+}
+
+// Past the recompile limit, or under eager_on_recompile, a miss runs the frame eagerly. Said once
+// per frame in the recompiles log; the count follows when the module goes away.
+bool CompiledModule::runs_eagerly_after_miss(Frame& frame, const std::string& reason) {
+  bool over_limit = static_cast<int>(frame.entries.size()) >= options_.recompile_limit;
+  if (!over_limit && options_.stance != Stance::EagerOnRecompile) return false;
+  if (over_limit && !frame.limit_hit) {
+    frame.limit_hit = true;
+    ++stats_.recompile_limit_hits;
+    if (writer_) {
+      writer_->record(PerfHintEvent{0, "recompile_limit", "",
+                                    fmt::format("{} hit recompile_limit ({}); it runs eagerly. Last reason: {}",
+                                                frame.name, options_.recompile_limit, reason),
+                                    "", 0});
+    }
+  }
+  if (frame.eager_misses++ == 0) {
+    log(LogChannel::Recompiles, "{}: running eagerly: {}; triggered by: {}", frame.name, eager_miss_cause(frame), reason);
+  }
+  return true;
+}
+
+std::string CompiledModule::eager_miss_cause(const Frame& frame) const {
+  return frame.limit_hit ? fmt::format("recompile limit ({}) reached", options_.recompile_limit)
+                         : std::string("stance eager_on_recompile");
+}
+
+void CompiledModule::mark_dynamic_dim(Frame& frame, int input, int dim) {
+  auto& dims = frame.dynamic_dims[static_cast<size_t>(input)];
+  if (dims.size() <= static_cast<size_t>(dim)) dims.resize(static_cast<size_t>(dim) + 1);
+  dims[static_cast<size_t>(dim)] = true;
+}
+
+// eager_then_compile: what changed between the eager first call and this one is dynamic from the
+// first compile on, as PyTorch's stance learns it.
+void CompiledModule::mark_changed_since_eager_call(Frame& root, const std::vector<c10::IValue>& inputs) {
+  for (size_t i = 0; i < inputs.size() && i < eager_call_inputs_.size() && i < root.inputs.size(); ++i) {
+    const c10::IValue& before = eager_call_inputs_[i];
+    const c10::IValue& now = inputs[i];
+    if (before.isTensor() && now.isTensor() && before.toTensor().dim() == now.toTensor().dim()) {
+      for (int64_t d = 0; d < now.toTensor().dim(); ++d) {
+        if (before.toTensor().size(d) != now.toTensor().size(d)) mark_dynamic_dim(root, static_cast<int>(i), static_cast<int>(d));
+      }
+    } else if (before.isInt() && now.isInt() && before.toInt() != now.toInt()) {
+      root.dynamic_ints[i] = true;
+    }
+  }
 }
 
 }  // namespace tcprof

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/events.h"
 #include "compiler/backends/backend.h"
 #include "compiler/runtime/compile_options.h"
 #include "compiler/frontend/frame.h"
@@ -48,6 +49,21 @@ class CompiledModule {
   Frame& root_frame();
   Frame& successor(Frame& from, const CacheEntry& entry, const std::vector<bool>& outcome);
   CacheEntry* lookup(Frame& frame, const std::vector<c10::IValue>& values);
+  struct CallResult {
+    c10::IValue value;
+    std::string path = "compiled";  // or "eager"
+    Id root_compile = 0;
+  };
+  bool runs_eagerly_by_stance() const;
+  CallResult run_frames(Frame& root, const std::vector<c10::IValue>& inputs, Id call_id);
+  CacheEntry* compile_on_miss(Frame& frame, const std::vector<c10::IValue>& values, Id call_id,
+                              std::vector<c10::IValue>* outputs);
+  std::vector<std::string> explain_miss(Frame& frame, const std::vector<c10::IValue>& values, Id call_id,
+                                        const Guard** first_guard);
+  bool runs_eagerly_after_miss(Frame& frame, const std::string& reason);
+  std::string eager_miss_cause(const Frame& frame) const;
+  void mark_dynamic_dim(Frame& frame, int input, int dim);
+  void mark_changed_since_eager_call(Frame& root, const std::vector<c10::IValue>& inputs);
   CacheEntry& compile(Frame& frame, const std::vector<c10::IValue>& values, const std::string& reason,
                       std::vector<c10::IValue>* capture_outputs);
   std::vector<c10::IValue> run_break(const EntryExit& exit, const std::vector<c10::IValue>& outputs,
@@ -68,6 +84,7 @@ class CompiledModule {
   std::vector<std::unique_ptr<Frame>> frames_;
   RuntimeStats stats_;
   int64_t call_id_ = 0;
+  std::vector<c10::IValue> eager_call_inputs_;  // eager_then_compile: the eager first call's inputs
 };
 
 // Builds the value a Return exit describes from the graph's outputs.

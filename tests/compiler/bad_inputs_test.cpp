@@ -49,7 +49,7 @@ TEST(BadModels, CliExitCodesAndOneLineMessages) {
       {"explain " + dir.file("text.pt") + " --input 'f32[2]'", 2, "not a TorchScript archive"},
       {"explain " + gpt + " --input 'i64[2,8]' --input 'f32[2]'", 2, "takes 1 input (idx: Tensor) but 2 --input were given"},
       {"explain " + gpt + " --input 'int:3'", 2, "does not fit argument 'idx'"},
-      {"explain " + gpt + " --input 'i64[2,8,4](0,512)'", 2, "failed"},
+      {"explain " + gpt + " --input 'i64[2,8,4](0,512)'", 2, "'idx' has 3 dimensions, but the model unpacks its shape into 2 values"},
       {"explain " + gpt + " --input 'f32[2,8]'", 2, "failed"},
       {"explain " + gpt + " --input 'i64[2,8]' --method nope", 2, "has no method 'nope'"},
       {"explain " + gpt + " --input 'q64[2,8]'", 2, "unknown dtype 'q64'"},

@@ -101,6 +101,45 @@ TEST(Stances, EagerThenCompileCompilesFromTheSecondCall) {
   EXPECT_EQ(m.stats().eager_calls, 1);
 }
 
+// PyTorch's stance: the eager first call shows which dims change, so the first compile already
+// treats them as dynamic and no size recompiles follow.
+TEST(Stances, EagerThenCompileLearnsDynamicDimsFromTheEagerCall) {
+  CompileOptions o;
+  o.stance = Stance::EagerThenCompile;
+  CompiledModule m(load_model(sample("gpt_tiny")), o, nullptr);
+  for (int64_t seq : {16, 24, 40, 8}) {
+    auto in = tokens(seq);
+    expect_same_output(m.call(in), m.call_eager(in));
+  }
+  EXPECT_EQ(m.stats().compiles, 1);
+  EXPECT_EQ(m.stats().recompiles, 0);
+  EXPECT_EQ(m.stats().eager_calls, 1);
+}
+
+// Automatic dynamic marks every size that changed, not only the first failing guard's: two
+// inputs whose batch changes together recompile once, not once per input.
+TEST(Recompiles, AutomaticDynamicMarksEveryChangedDimension) {
+  CompiledModule m(load_model(sample("four_inputs")), CompileOptions{}, nullptr);
+  for (int64_t n : {4, 6, 9, 12}) {
+    std::string spec = fmt::format("f32[{}]", n);
+    auto in = inputs_for({spec, spec, spec, spec});
+    expect_same_output(m.call(in), m.call_eager(in));
+  }
+  EXPECT_EQ(m.stats().compiles, 2);
+  EXPECT_EQ(m.stats().recompiles, 1);
+}
+
+// What a break runs eagerly sees this call's values: after the recompile that makes the rows
+// dynamic, print(y.shape) printed the shape of the call that compiled ([10, 16]) on every hit.
+TEST(Recompiles, ABreaksSideEffectSeesThisCallsValuesAfterARecompile) {
+  CompiledModule m(load_model(sample("print_in_forward")), CompileOptions{}, nullptr);
+  ::testing::internal::CaptureStdout();
+  for (int64_t rows : {2, 10, 7, 5, 5, 13}) m.call(inputs_for({fmt::format("f32[{},16]", rows)}));
+  std::string printed = ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(printed, "debug [2, 16]\ndebug [10, 16]\ndebug [7, 16]\ndebug [5, 16]\ndebug [5, 16]\ndebug [13, 16]\n");
+  EXPECT_EQ(m.stats().compiles, 4);  // a frame before the print and its resume frame, each recompiled once
+}
+
 TEST(Stances, EagerOnRecompileKeepsTheFirstGraph) {
   CompileOptions o;
   o.stance = Stance::EagerOnRecompile;
