@@ -129,7 +129,20 @@ ModelSession open_model_session(const ModelOptions& o, const std::string& comman
   s.compile.fullgraph = o.fullgraph;
   if (o.recompile_limit < 1) throw Error(ErrorKind::Usage, "--recompile-limit must be at least 1");
   s.compile.recompile_limit = o.recompile_limit;
-  for (const auto& text : o.dynamic) s.compile.dynamic.push_back(parse_dim_ref(text));
+  for (const auto& text : o.dynamic) {
+    DimRef d = parse_dim_ref(text);
+    bool tensor = d.input >= 0 && static_cast<size_t>(d.input) < specs.size() &&
+                  specs[static_cast<size_t>(d.input)].kind == InputSpec::Kind::Tensor;
+    if (!tensor || d.dim < 0 || static_cast<size_t>(d.dim) >= specs[static_cast<size_t>(d.input)].sizes.size()) {
+      throw Error(ErrorKind::Usage,
+                  tensor ? fmt::format("--dynamic {}: input {} ({}) has {} dimensions, so D must be 0..{}", text, d.input,
+                                       specs[static_cast<size_t>(d.input)].text, specs[static_cast<size_t>(d.input)].sizes.size(),
+                                       static_cast<int>(specs[static_cast<size_t>(d.input)].sizes.size()) - 1)
+                         : fmt::format("--dynamic {}: there is no tensor input {} (the --input list has {})", text, d.input,
+                                       specs.size()));
+    }
+    s.compile.dynamic.push_back(d);
+  }
   s.compile.backend = o.backend;
   s.compile.strict = o.strict;
   make_backend(o.backend);  // an unknown name is a usage error before anything is recorded

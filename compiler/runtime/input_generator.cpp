@@ -52,7 +52,8 @@ std::vector<c10::IValue> InputGenerator::make(int64_t call) {
   for (const auto& v : vary_) {
     auto& sizes = specs[static_cast<size_t>(v.input)].sizes;
     if (!v.choices.empty()) {
-      sizes[static_cast<size_t>(v.dim)] = v.choices[rng() % v.choices.size()];
+      // A list is a sequence, in order and cycling, so a run reproduces a given shape history.
+      sizes[static_cast<size_t>(v.dim)] = v.choices[static_cast<size_t>(call) % v.choices.size()];
     } else {
       sizes[static_cast<size_t>(v.dim)] = v.lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(v.hi - v.lo + 1));
     }

@@ -69,5 +69,13 @@ TEST(InputGenerator, SeededAndVaried) {
   EXPECT_THROW(InputGenerator({parse_input_spec("f32[2]")}, {parse_vary_spec("0:1=1..2")}, 0), Error);
 }
 
+// A list is a shape history to replay: in order, cycling, whatever the seed.
+TEST(InputGenerator, AVaryListIsTakenInOrderAndCycles) {
+  InputGenerator g({parse_input_spec("f32[2,3]")}, {parse_vary_spec("0:0=4,8,12,16,4")}, 11);
+  std::vector<int64_t> sizes;
+  for (int i = 0; i < 7; ++i) sizes.push_back(g.make(i)[0].toTensor().size(0));
+  EXPECT_EQ(sizes, (std::vector<int64_t>{4, 8, 12, 16, 4, 4, 8}));
+}
+
 }  // namespace
 }  // namespace tcprof

@@ -155,5 +155,61 @@ TEST(NewUser, ShapeAdviceDoesNotRecommendDynamicForADecisionOnASize) {
   EXPECT_EQ(j["runs"][0]["shape_advice"]["dims"][0]["recommendation"], "branch");
 }
 
+// Under the recompile limit a miss runs eagerly: the log says so once per frame, with a count at
+// the end, and never claims a recompile that did not happen.
+TEST(NewUser, RecompilesLogSaysRunningEagerlyOncePerFrameWithACount) {
+  auto r = run_command("TCPROF_LOGS=recompiles " + tcprof() + " run " + sample("shape_guarded_branch") +
+                       " -i 'f32[4,3]' --vary 0:0=2,5,3,3,3,3 --iters 6 --recompile-limit 2 --db none 2>&1 >/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto count = [&](const std::string& what) {
+    int n = 0;
+    for (size_t at = r.output.find(what); at != std::string::npos; at = r.output.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("recompiling forward"), 1) << r.output;
+  EXPECT_EQ(count("running eagerly: recompile limit (2) reached"), 1) << r.output;
+  EXPECT_EQ(count("ran eagerly on 4 calls: recompile limit (2) reached"), 1) << r.output;
+}
+
+TEST(NewUser, EagerThenCompileCompilesOnceForVaryingSizes) {
+  auto r = run_command(tcprof() + " run " + sample("gpt_tiny") +
+                       " -i 'i64[2,16](0,512)' --vary 0:1=8,12,16,20 --iters 4 --stance eager_then_compile --json --db none");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["compiles"], 1);
+  EXPECT_EQ(j["recompiles"], 0);
+  EXPECT_EQ(j["eager_calls"], 1);
+}
+
+// Guards on resume-frame inputs name what the user wrote (`parts["double"]`, not '13' or 'v1'),
+// and point at the user's file, never at TorchScript's "<string>" helpers.
+TEST(NewUser, GuardsNameTheUsersExpressionAndLine) {
+  auto r = run_command("TCPROF_LOGS=guards " + tcprof() + " run " + sample("dict_in_forward") +
+                       " -i 'f32[4,8]' --iters 1 --db none 2>&1 >/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("parts[\"double\"].size(0) == 4  # "), std::string::npos) << r.output;
+  auto s = run_command("TCPROF_LOGS=guards " + tcprof() + " run " + sample("submodule_break") +
+                       " -i 'f32[4,8]' --iters 1 --db none 2>&1 >/dev/null");
+  ASSERT_EQ(s.exit_code, 0) << s.output;
+  for (const std::string* out : {&r.output, &s.output}) {
+    EXPECT_EQ(out->find("<string>"), std::string::npos) << *out;
+    EXPECT_EQ(out->find("'v"), std::string::npos) << *out;
+    EXPECT_EQ(out->find(" v0."), std::string::npos) << *out;
+  }
+}
+
+TEST(NewUser, AWrongRankNamesTheInputAndTheRankTheModelExpects) {
+  auto r = run_command(tcprof() + " explain " + sample("gpt_tiny") + " -i 'i64[16](0,512)' --db none 2>&1");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("'idx' has 1 dimensions, but the model unpacks its shape into 2 values at "), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("gpt.py:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("give it a 2-D shape in --input"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("ListUnpack"), std::string::npos) << r.output;
+  auto d = run_command(tcprof() + " run " + sample("gate_base") + " -i 'f32[4,8]' --dynamic 0:5 --db none 2>&1");
+  EXPECT_EQ(d.exit_code, 2) << d.output;
+  EXPECT_NE(d.output.find("--dynamic 0:5: input 0 (f32[4,8]) has 2 dimensions"), std::string::npos) << d.output;
+}
+
 }  // namespace
 }  // namespace tcprof
