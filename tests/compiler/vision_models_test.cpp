@@ -1,6 +1,11 @@
 // torchvision classification models capture whole (zero breaks) and compile with the cpp
 // backend: outputs equal to eager LibTorch within the documented tolerance.
+#include <set>
+#include <sstream>
+
 #include <ATen/core/grad_mode.h>
+
+#include "core/log.h"
 
 #include "tests/compiler/compiler_test_support.h"
 
@@ -21,7 +26,25 @@ TEST_P(VisionModels, ZeroBreaksOneGraphSameOutput) {
   options.strict = true;  // a compile failure fails the test
   CompiledModule m(load_model(sample(GetParam())), options, nullptr);
   auto in = inputs_for({"f32[1,3,224,224]"});
-  expect_same_output(m.call(in), m.call_eager(in));
+  set_log_mask(static_cast<uint32_t>(LogChannel::PerfHints));
+  ::testing::internal::CaptureStderr();
+  c10::IValue compiled = m.call(in);
+  std::string hints = ::testing::internal::GetCapturedStderr();
+  set_log_mask(0);
+  expect_same_output(compiled, m.call_eager(in));
+  // TCPROF_LOGS=perf_hints: each distinct hint once per graph (vit_b_16 repeated its attention
+  // fallback 12 times, with the op name doubled).
+  std::set<std::string> seen;
+  std::istringstream lines(hints);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("[tcprof:perf_hints]", 0) != 0) continue;
+    EXPECT_TRUE(seen.insert(line).second) << "repeated: " << line;
+    size_t op = line.find("aten::");
+    if (op != std::string::npos) {
+      std::string name = line.substr(op, line.find(' ', op) - op);
+      EXPECT_EQ(line.find(name + " " + name), std::string::npos) << line;
+    }
+  }
   EXPECT_TRUE(breaks_of(m).empty());
   EXPECT_EQ(graph_count(m), 1);
   // The cached graph serves the next call.

@@ -1,6 +1,7 @@
 // The cpp backend: captured graph -> graph passes -> loop IR -> fused C++ kernels -> shared
 // library. compile() below reads as the list of steps; each step is one file. With
 // TCPROF_LOGS=passes the IR is printed after every step, with output_code the generated source.
+#include <algorithm>
 #include <functional>
 
 #include <ATen/ATen.h>
@@ -58,7 +59,7 @@ std::vector<c10::IValue> example_run(const CapturedGraph& g, const std::vector<c
   for (const auto& op : g.ops) {
     stack.clear();
     for (const Arg& a : op.args) stack.push_back(evaluate_arg(a, slots, bindings));
-    run_node(op.node, stack);
+    run_op(op, stack);
     for (size_t o = 0; o < op.outputs.size(); ++o) slots[static_cast<size_t>(op.outputs[o])] = std::move(stack[o]);
   }
   gen.set_state(rng);
@@ -123,6 +124,25 @@ class ReportedGraph : public CompiledGraph {
  private:
   Runner run_;
 };
+
+// TCPROF_LOGS=perf_hints: each distinct hint of a graph once, with the user line of its first op
+// and how many ops share it (a transformer's blocks repeat the same fallback op).
+void log_hints(const std::vector<PerfHint>& hints) {
+  if (!log_enabled(LogChannel::PerfHints)) return;
+  std::vector<std::pair<const PerfHint*, int>> distinct;
+  for (const auto& h : hints) {
+    auto same = std::find_if(distinct.begin(), distinct.end(), [&](const auto& d) {
+      return d.first->kind == h.kind && d.first->message == h.message;
+    });
+    if (same != distinct.end()) ++same->second;
+    else distinct.emplace_back(&h, 1);
+  }
+  for (const auto& [h, count] : distinct) {
+    std::string where = h->loc.known() ? fmt::format(" at {}:{}", h->loc.file, h->loc.line) : "";
+    std::string times = count > 1 ? fmt::format(" ({} ops in this graph)", count) : "";
+    log(LogChannel::PerfHints, "perf hint ({}): {}{}{}", h->kind, h->message, where, times);
+  }
+}
 
 PerfHint hint(std::string kind, const GraphOp* op, std::string message) {
   PerfHint h;
@@ -213,7 +233,7 @@ class CppBackend : public Backend {
                             report.kernels + report.window_kernels, report.unique_kernels, report.fused_ops,
                             report.extern_calls, report.fallback_calls,
                             report.cache_hit ? "from the cache" : "built now") + report.ir;
-    for (const auto& h : report.hints) log(LogChannel::PerfHints, "perf hint ({}): {} {}", h.kind, h.op, h.message);
+    log_hints(report.hints);
     auto runner = std::make_unique<ProgramRunner>(std::move(g), std::move(program), std::move(library),
                                                   std::move(kernel_fns), std::move(window_fns), profiler);
     // 6. Autotune: a replaced op keeps its LibTorch kernel where that is faster on this machine.
@@ -229,7 +249,7 @@ class CppBackend : public Backend {
 
  private:
   std::unique_ptr<CompiledGraph> eager(const CapturedGraph& g, CpuProfiler* profiler, CompileReport report) {
-    for (const auto& h : report.hints) log(LogChannel::PerfHints, "perf hint ({}): {}", h.kind, h.message);
+    log_hints(report.hints);
     report.ir = g.ir();
     report.extern_calls = static_cast<int>(g.ops.size());
     std::shared_ptr<CompiledGraph> graph = make_eager_backend()->compile(g, {}, profiler);
