@@ -13,6 +13,8 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/run_writer.h"
+#include "core/sha256.h"
+#include "compiler/frontend/source_files.h"
 
 namespace tcprof {
 
@@ -89,6 +91,19 @@ CompiledModule::CompiledModule(const LoadedModel& model, CompileOptions options,
     guard_key_ = profiler_->key("guard_check", "guard");
     eager_call_key_ = profiler_->key(model.method + " (eager)", "eager");
   }
+  record_sources();
+}
+
+// The user's source files go into the run, so every reader shows source without the model file.
+void CompiledModule::record_sources() {
+  if (!writer_) return;
+  std::vector<UserSourceFile> files;
+  try {
+    files = user_source_files(model_.module);
+  } catch (const std::exception& e) {
+    log(LogChannel::GraphBreaks, "the model's source files could not be read from its debug info: {}", e.what());
+  }
+  for (auto& f : files) writer_->record(SourceEvent{f.file, sha256_hex(f.text), std::move(f.text)});
 }
 
 CompiledModule::~CompiledModule() {

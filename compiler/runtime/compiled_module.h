@@ -69,6 +69,7 @@ class CompiledModule {
   std::vector<c10::IValue> run_break(const EntryExit& exit, const std::vector<c10::IValue>& outputs,
                                      const std::vector<c10::IValue>& frame_inputs);
   void record_frame(Frame& frame);
+  void record_sources();
   void record_break(const CacheEntry& entry);
   [[noreturn]] void fail_on_recompile(const Frame& frame, const std::vector<std::string>& messages,
                                       const Guard* guard);

@@ -1,9 +1,15 @@
 // Per sample: graph and break counts, break types, ids, lines and module paths, guard
 // expressions, and outputs equal to the uncompiled module.
+#include <filesystem>
+#include <sstream>
+
 #include <fmt/format.h>
 
 #include "tests/compiler/compiler_test_support.h"
 #include "core/error.h"
+#include "core/run_reader.h"
+#include "core/run_writer.h"
+#include "core/sha256.h"
 #include "tests/test_support.h"
 
 namespace tcprof {
@@ -185,6 +191,35 @@ TEST(CaptureSamples, CnnIsOneGraphAndMatchesEager) {
   expect_same_output(m.call(in), m.call_eager(in));
   EXPECT_TRUE(breaks_of(m).empty());
   EXPECT_EQ(graph_count(m), 1);
+}
+
+// The run keeps the user's source files (sources table): a reader needs neither the model file
+// nor the .py. Each line sits at its own number, so the break's line reads as recorded.
+TEST(CaptureSamples, TheRunRecordsTheUsersSourceFiles) {
+  testing::TempDir dir;
+  std::string db = dir.file("sources.db");
+  RunInfo info;
+  info.command = "test";
+  Id run_id;
+  {
+    RunWriter w(db, info);
+    run_id = w.run_id();
+    CompiledModule m(load_model(sample("submodule_break")), CompileOptions{}, &w);
+    m.call(inputs_for({"f32[4,8]"}));
+  }
+  RunReader reader(db);
+  auto sources = reader.sources(run_id);
+  ASSERT_EQ(sources.size(), 1u);  // breaks.py only: torch's own files are not the user's
+  EXPECT_EQ(std::filesystem::path(sources[0].file).filename(), "breaks.py");
+  EXPECT_EQ(sources[0].sha256, sha256_hex(sources[0].text));
+  auto breaks = reader.graph_breaks(run_id);
+  ASSERT_FALSE(breaks.empty());
+  std::istringstream lines(sources[0].text);
+  std::string line;
+  for (int n = 1; n <= breaks[0].line && std::getline(lines, line); ++n) {
+  }
+  EXPECT_EQ(line, breaks[0].source) << "line " << breaks[0].line;
+  EXPECT_NE(sources[0].text.find("        for block in self.blocks:\n            x = block(x)"), std::string::npos);  // not a break line
 }
 
 }  // namespace
