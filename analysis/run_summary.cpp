@@ -1,5 +1,7 @@
 #include "analysis/run_summary.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "analysis/break_sites.h"
@@ -19,6 +21,15 @@ RunSummary summarize_run(const RunReader& reader, Id run_id) {
   s.ms_per_call = median(std::move(calls)) / 1e6;
   s.ms_per_step = median(std::move(steps)) / 1e6;
   return s;
+}
+
+std::string status_text(const RunRow& run) {
+  if (run.status != "interrupted") return run.status;
+  if (run.status_inferred) {
+    return fmt::format("interrupted (process {} gone; last event {})", run.pid,
+                       run.last_event_at.empty() ? "not recorded" : run.last_event_at);
+  }
+  return run.finished_at.empty() ? run.status : fmt::format("interrupted (at {})", run.finished_at);
 }
 
 }  // namespace tcprof::analysis

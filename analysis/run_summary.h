@@ -2,6 +2,7 @@
 // what needs a definition from this layer (break sites, call and step times).
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "analysis/call_timing.h"
@@ -18,5 +19,10 @@ struct RunSummary {
 };
 
 RunSummary summarize_run(const RunReader& reader, Id run_id);
+
+// The run's status as readers show it: `finished`, `running`, or for a run that stopped early
+// `interrupted (process 4711 gone; last event 2026-11-24T13:50:31Z)` when the status was inferred
+// from a dead process (RunRow::status_inferred), `interrupted (at ...)` when the run marked itself.
+std::string status_text(const RunRow& run);
 
 }  // namespace tcprof::analysis

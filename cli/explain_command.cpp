@@ -91,7 +91,9 @@ json explain_json(const CompiledModule& m, const ModelSession& s) {
   return {{"graph_count", graphs.size()}, {"graph_break_count", break_count}, {"op_count", op_count},
           {"graphs", graphs}, {"breaks", breaks}, {"guards", guards},
           {"compile_time_ms", static_cast<double>(m.stats().compile_ns) / 1e6},
-          {"recompiles", m.stats().recompiles}, {"db", s.recording() ? json(s.db_path) : json(nullptr)}};
+          {"recompiles", m.stats().recompiles}, {"compile_failures", m.stats().compile_failures},
+          {"compile_failure", m.stats().compile_failures > 0 ? json(m.stats().first_compile_failure) : json(nullptr)},
+          {"db", s.recording() ? json(s.db_path) : json(nullptr)}};
 }
 
 std::string op_summary(const CapturedGraph& g) {
@@ -127,6 +129,7 @@ std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const
   if (m.stats().recompiles > 0) {
     fmt::format_to(w, "  recompiles {} · guard failures {}\n", m.stats().recompiles, m.stats().guard_failures);
   }
+  fmt::format_to(w, "{}", compile_failure_text(m.stats()));
   if (!sites.empty()) {
     fmt::format_to(w, "\nGraph breaks\n");
     for (const auto& s : sites) {

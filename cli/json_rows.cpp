@@ -19,6 +19,8 @@ json run(const RunRow& r) {
           {"libtorch_version", r.libtorch_version},
           {"device", r.device},
           {"status", r.status},
+          {"status_inferred", r.status_inferred},
+          {"last_event_at", r.last_event_at},
           {"dropped_events", r.dropped_events}};
 }
 

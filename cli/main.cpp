@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "compiler/runtime/torch_info.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/schema.h"
 
 #ifndef TCPROF_VERSION
@@ -32,6 +33,7 @@ std::string version_text() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tcprof::interrupt::install();  // before any thread starts (LibTorch, OpenMP, the store)
   CLI::App app{"tcprof: makes PyTorch model compilation understandable and fast.\n"
                "Explains graph breaks, guards and recompiles; records runs into SQLite."};
   app.require_subcommand(0, 1);

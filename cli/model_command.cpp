@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <torch/csrc/jit/runtime/print_handler.h>
 
+#include "cli/text_format.h"
 #include "compiler/runtime/torch_info.h"
 #include "core/error.h"
 #include "core/run_reader.h"
@@ -77,6 +78,7 @@ void send_model_output_to_stderr() { torch::jit::setPrintHandler(stderr_print); 
 void fail_session(ModelSession& s, const Error& e) {
   s.profiler.reset();
   if (!s.writer) throw Error(e.kind(), e.what());
+  s.on_interrupt = {};
   try {
     s.writer->close("failed");
   } catch (const std::exception&) {
@@ -89,8 +91,16 @@ void fail_session(ModelSession& s, const Error& e) {
   throw Error(e.kind(), fmt::format("{} (the run so far is recorded in {})", e.what(), s.db_path));
 }
 
+std::string compile_failure_text(const RuntimeStats& stats) {
+  if (stats.compile_failures == 0) return "";
+  std::string what = stats.compile_failures == 1 ? "1 graph failed to compile and runs"
+                                                 : fmt::format("{} graphs failed to compile and run", stats.compile_failures);
+  return fmt::format("  {} eagerly (--strict makes this an error):\n", what) + text::wrap("    ", stats.first_compile_failure);
+}
+
 void finish_session(ModelSession& s) {
   s.profiler.reset();  // writes what a window still holds before the run closes
+  s.on_interrupt = {};
   if (s.writer) s.writer->close("finished");
 }
 
@@ -166,6 +176,10 @@ ModelSession open_model_session(const ModelOptions& o, const std::string& comman
     s.db_path = o.db.empty() ? default_db_path(o.model) : o.db;
     s.created_db = !std::filesystem::exists(s.db_path);
     s.writer = std::make_unique<RunWriter>(s.db_path, info);
+    s.on_interrupt = interrupt::Registration([writer = s.writer.get(), path = s.db_path](int) {
+      writer->mark_interrupted(std::chrono::seconds(5));
+      fmt::print(stderr, "tcprof: run {} in '{}' is marked interrupted\n", writer->run_id(), path);
+    });
   }
   s.profiler = std::make_unique<CpuProfiler>(s.writer.get(), *mode);
   return s;

@@ -10,8 +10,10 @@
 
 #include "analysis/call_timing.h"
 #include "compiler/runtime/compile_options.h"
+#include "compiler/runtime/compiled_module.h"
 #include "compiler/runtime/input_generator.h"
 #include "compiler/frontend/model_loader.h"
+#include "core/interrupt.h"
 #include "core/error.h"
 #include "core/run_writer.h"
 #include "profiler/cpu_profiler.h"
@@ -49,6 +51,7 @@ struct ModelSession {
   CompileOptions compile;
   std::unique_ptr<InputGenerator> inputs;
   std::unique_ptr<RunWriter> writer;  // null under --db none
+  interrupt::Registration on_interrupt;  // SIGINT/SIGTERM: commit what was recorded, mark the run
   std::unique_ptr<CpuProfiler> profiler;
   std::unique_ptr<at::AutoGradMode> grad_mode;  // the whole command runs in this mode
   std::string db_path;                          // empty under --db none
@@ -63,6 +66,10 @@ ModelSession open_model_session(const ModelOptions& o, const std::string& comman
 [[noreturn]] void fail_session(ModelSession& s, const Error& e);
 // Flushes the profiler's last window and closes the run as finished.
 void finish_session(ModelSession& s);
+
+// "  1 graph failed to compile and runs eagerly: C++ compiler failed (exit 1): ..." with the
+// --strict hint; for run and explain summaries. Empty when every graph compiled.
+std::string compile_failure_text(const RuntimeStats& stats);
 
 // TorchScript's print() writes to stdout; under --json (and CI formats) stdout is the machine
 // output, so the model's prints go to stderr instead.

@@ -139,7 +139,8 @@ std::string render_text(const RunReader& reader, const std::vector<RunRow>& runs
                  text::plural(static_cast<int64_t>(reader.runs().size()), "run", "runs"));
   for (const auto& run : runs) {
     fmt::format_to(std::back_inserter(out), "\nRun {} · {} {} · {} · {}\n", run.id, run.command,
-                   run.model_path.empty() ? "-" : run.model_path, run.started_at, run.status);
+                   run.model_path.empty() ? "-" : run.model_path, run.started_at,
+                   analysis::status_text(run));
     fmt::format_to(std::back_inserter(out), "  stance {} · device {} · LibTorch {}\n",
                    run.stance.empty() ? "default" : run.stance, run.device.empty() ? "-" : run.device,
                    run.libtorch_version.empty() ? "-" : run.libtorch_version);

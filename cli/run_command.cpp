@@ -132,6 +132,9 @@ void add_run_command(CLI::App& app) {
                           {"guard_failures", st.guard_failures}, {"graph_breaks", st.graph_breaks},
                           {"cache_entries", st.cache_entries}, {"eager_calls", st.eager_calls},
                           {"recompile_limit_hits", st.recompile_limit_hits},
+                          {"compile_failures", st.compile_failures},
+                          {"compile_failure", st.compile_failures > 0 ? nlohmann::json(st.first_compile_failure)
+                                                                      : nlohmann::json(nullptr)},
                           {"ms_per_call", timing.mean_incl_compile_ns / 1e6},
                           {"steady_median_ms_per_call", timing.has_steady() ? nlohmann::json(timing.steady_median_ns / 1e6)
                                                                             : nlohmann::json(nullptr)},
@@ -148,6 +151,7 @@ void add_run_command(CLI::App& app) {
     std::cout << fmt::format("  graph breaks {} · eager calls {} · cache entries {}{}\n", st.graph_breaks,
                              st.eager_calls, st.cache_entries, o->verify ? " · outputs verified" : "");
     std::cout << fmt::format("  {}\n", text::call_timing(timing));
+    if (st.compile_failures > 0) std::cout << compile_failure_text(st);
     if (st.recompile_limit_hits > 0) {
       std::cout << fmt::format("  recompile limit ({}) hit: those frames ran eagerly\n", s.compile.recompile_limit);
     }

@@ -1,6 +1,10 @@
 #include "core/run_reader.h"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -42,6 +46,27 @@ constexpr const char* kRunColumns =
 // Columns of schema 3; older files get the values their runs had (tcprof's own, one process).
 constexpr const char* kRunColumnsV3 = ", source, rank, world_size";
 constexpr const char* kRunColumnsV2 = ", 'tcprof', 0, 1";
+constexpr const char* kRunColumnsV4 = ", coalesce(host,''), coalesce(pid,0), coalesce(last_event_at,'')";
+constexpr const char* kRunColumnsV1 = ", coalesce(host,''), coalesce(pid,0), ''";
+
+std::string run_columns(int schema_version) {
+  return fmt::format("{}{}{}", kRunColumns, schema_version >= 3 ? kRunColumnsV3 : kRunColumnsV2,
+                     schema_version >= 4 ? kRunColumnsV4 : kRunColumnsV1);
+}
+
+std::string this_host() {
+  char buf[256] = {};
+  return gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string();
+}
+
+// A run still marked `running` whose process is gone (same host, pid no longer exists) was
+// killed before it could mark itself: SIGKILL, OOM killer, power loss.
+void infer_interrupted(RunRow& r) {
+  if (r.status != "running" || r.pid <= 0 || r.host.empty() || r.host != this_host()) return;
+  if (::kill(static_cast<pid_t>(r.pid), 0) == 0 || errno != ESRCH) return;
+  r.status = "interrupted";
+  r.status_inferred = true;
+}
 
 RunRow run_from(const Statement& st) {
   RunRow r;
@@ -60,21 +85,23 @@ RunRow run_from(const Statement& st) {
   r.source = st.text(12);
   r.rank = static_cast<int>(st.int64(13));
   r.world_size = static_cast<int>(st.int64(14));
+  r.host = st.text(15);
+  r.pid = st.int64(16);
+  r.last_event_at = st.text(17);
+  infer_interrupted(r);
   return r;
 }
 }  // namespace
 
 std::vector<RunRow> RunReader::runs() const {
-  auto st = db_->prepare(fmt::format("SELECT {}{} FROM runs ORDER BY id", kRunColumns,
-                                     schema_version_ >= 3 ? kRunColumnsV3 : kRunColumnsV2));
+  auto st = db_->prepare(fmt::format("SELECT {} FROM runs ORDER BY id", run_columns(schema_version_)));
   std::vector<RunRow> out;
   while (st.step()) out.push_back(run_from(st));
   return out;
 }
 
 std::optional<RunRow> RunReader::run(Id run_id) const {
-  auto st = db_->prepare(fmt::format("SELECT {}{} FROM runs WHERE id=?", kRunColumns,
-                                     schema_version_ >= 3 ? kRunColumnsV3 : kRunColumnsV2));
+  auto st = db_->prepare(fmt::format("SELECT {} FROM runs WHERE id=?", run_columns(schema_version_)));
   st.bind(1, run_id);
   if (!st.step()) return std::nullopt;
   return run_from(st);

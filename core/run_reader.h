@@ -23,6 +23,12 @@ struct RunRow {
   int64_t dropped_events = 0;
   std::string source = "tcprof";  // tcprof | torch_trace (imported)
   int rank = 0, world_size = 1;
+  std::string host;
+  int64_t pid = 0;
+  std::string last_event_at;  // when the writer last committed events (schema 4); may be empty
+  // True when `status` says `interrupted` because the file said `running` but the recording
+  // process (same host, recorded pid) is gone: killed before it could mark the run.
+  bool status_inferred = false;
 };
 
 // Counts of a run's rows. Figures that need a definition (break sites, medians) are analysis/'s.

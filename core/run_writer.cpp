@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/schema.h"
 #include "core/sqlite_db.h"
+#include "core/store_open.h"
 
 namespace tcprof {
 
@@ -65,10 +66,11 @@ struct RunWriter::Statements {
             "start_ns, end_ns, count, total_ns, min_ns, max_ns, sum_sq_ns2) "
             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
         counter(db.prepare("INSERT INTO run_counters(run_id, name, value) VALUES (?,?,?)")),
-        source(db.prepare("INSERT INTO sources(run_id, file, sha256, text) VALUES (?,?,?,?)")) {}
+        source(db.prepare("INSERT INTO sources(run_id, file, sha256, text) VALUES (?,?,?,?)")),
+        last_event(db.prepare("UPDATE runs SET last_event_at=? WHERE id=?")) {}
 
   Statement frame, compile, phase, graph, graph_break, guard, guard_failure, recompile, call,
-      kernel, kernels, step, hint, kernel_summary, counter, source;
+      kernel, kernels, step, hint, kernel_summary, counter, source, last_event;
 };
 
 namespace {
@@ -89,18 +91,7 @@ RunWriter::RunWriter(const std::string& path, const RunInfo& info)
 
 RunWriter::RunWriter(const std::string& path, const RunInfo& info, Options options)
     : path_(path), options_(options) {
-  db_ = std::make_unique<Database>(path, Database::Mode::ReadWriteCreate);
-  try {
-    db_->exec("PRAGMA journal_mode=WAL");
-    db_->exec("PRAGMA synchronous=NORMAL");
-    db_->exec("PRAGMA cache_size=-65536");  // 64 MiB: batches of kernel rows stay in memory
-  } catch (const Error&) {
-    throw Error(ErrorKind::Input,
-                fmt::format("cannot write database '{}': not an SQLite file, or the location is "
-                            "not writable",
-                            path));
-  }
-  create_or_validate_schema(*db_);
+  db_ = open_store_for_writing(path);
   {
     auto st = db_->prepare(
         "INSERT INTO runs(started_at, command, model_path, model_sha256, stance, config_json, "
@@ -197,6 +188,28 @@ void RunWriter::flush() {
 uint64_t RunWriter::committed_events() const {
   std::lock_guard<std::mutex> lock(control_mutex_);
   return committed_;
+}
+
+bool RunWriter::flush_for(std::chrono::milliseconds limit) {
+  std::unique_lock<std::mutex> lock(control_mutex_);
+  if (!thread_.joinable() || closed_) return true;
+  uint64_t generation = ++flush_requested_;
+  wake_writer_.notify_one();
+  return progress_.wait_for(lock, limit, [&] {
+    return flush_completed_ >= generation || !write_error_.empty();
+  });
+}
+
+void RunWriter::mark_interrupted(std::chrono::milliseconds flush_limit) noexcept {
+  try {
+    flush_for(flush_limit);
+    // A connection of its own: the writer thread owns db_ and may still be inside a batch.
+    Database db(path_, Database::Mode::ReadWriteCreate);
+    auto st = db.prepare("UPDATE runs SET status='interrupted', finished_at=? WHERE id=?");
+    st.bind(1, iso8601_utc_now()).bind(2, run_id_).run();
+  } catch (...) {
+    // Nothing more can be done on the way out; readers infer `interrupted` from the dead pid.
+  }
 }
 
 void RunWriter::close(const std::string& status) {
@@ -359,6 +372,7 @@ uint64_t RunWriter::write_batch(std::vector<Event>& events, std::vector<KernelEv
   }
   write_kernels(kernels);
   write_summaries(summaries);
+  s.last_event.bind(1, iso8601_utc_now()).bind(2, run).run();
   tx.commit();
   return events.size() + kernels.size() + summaries.size();
 }

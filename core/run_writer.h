@@ -3,7 +3,8 @@
 // Callers on any thread hand it events; record() only appends to an in-memory queue (no I/O, no
 // SQLite) so instrumented code is not slowed down. A background thread commits the queue in
 // batched transactions: every `batch_rows` events or every `flush_interval`, whichever comes
-// first. A process that dies keeps every committed batch and its run stays `running`.
+// first. A process that dies keeps every committed batch; its run says `interrupted` (marked on
+// SIGINT/SIGTERM, or inferred by readers when the recorded pid is gone).
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -71,6 +72,12 @@ class RunWriter {
 
   // Blocks until everything recorded before the call is committed.
   void flush();
+  // flush() that gives up after `limit`; false when it did.
+  bool flush_for(std::chrono::milliseconds limit);
+  // For a process about to exit on SIGINT/SIGTERM: commits what is queued (waiting at most
+  // `flush_limit`) and marks the run `interrupted` through a connection of its own. Callable from
+  // any thread while others still record; the writer is not stopped (the process is exiting).
+  void mark_interrupted(std::chrono::milliseconds flush_limit) noexcept;
   // Flushes, marks the run with `status` (finished, failed, interrupted) and stops the thread.
   // Throws Error(Internal) if the background thread could not write (disk full, I/O error).
   void close(const std::string& status = "finished");

@@ -90,6 +90,11 @@ CREATE TABLE IF NOT EXISTS sources(
 CREATE INDEX IF NOT EXISTS sources_by_run ON sources(run_id, file);
 )sql";
 
+// Version 4: when a run last committed events, so a reader can say when an interrupted run stopped.
+constexpr const char* kSchemaV4Sql = R"sql(
+ALTER TABLE runs ADD COLUMN last_event_at TEXT;
+)sql";
+
 bool has_table(Database& db, const char* name) {
   auto st = db.prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?");
   st.bind(1, name);
@@ -161,6 +166,7 @@ void create_or_validate_schema(Database& db) {
   }
   if (version < 2) db.exec(kSchemaV2Sql);
   if (version < 3) db.exec(kSchemaV3Sql);
+  if (version < 4) db.exec(kSchemaV4Sql);
   auto st = db.prepare("UPDATE meta SET value=? WHERE key='schema_version'");
   st.bind(1, std::to_string(kSchemaVersion)).run();
   tx.commit();

@@ -10,7 +10,8 @@ class Database;
 // 2: kernel_summaries (--profile summary aggregates) and run_counters (e.g. CUPTI dropped records).
 // 3: sources (user source files), runs.source/rank/world_size, compiles.attempt, graphs.kind/fx_key
 //    (imported PyTorch runs); compile status `incomplete`, kernel kind `autotune`.
-constexpr int kSchemaVersion = 3;
+// 4: runs.last_event_at (time of the last committed batch); run status `interrupted`.
+constexpr int kSchemaVersion = 4;
 
 // Creates the tables when the file is new. Throws Error(Input) naming the file when it holds
 // another application's tables or a schema newer than this build understands.

@@ -29,6 +29,8 @@ std::string Database::error_message(const std::string& what) const {
   return fmt::format("{} in '{}': {}", what, path_, sqlite3_errmsg(db_));
 }
 
+int Database::error_code() const { return sqlite3_errcode(db_) & 0xff; }
+
 void Database::exec(const std::string& sql) {
   char* err = nullptr;
   if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {

@@ -29,6 +29,8 @@ class Database {
   sqlite3* handle() const { return db_; }
   // Human-readable description of the last error, prefixed by the file.
   std::string error_message(const std::string& what) const;
+  // SQLite's primary result code of the last failed call (SQLITE_BUSY, SQLITE_NOTADB, ...).
+  int error_code() const;
 
  private:
   std::string path_;

@@ -209,7 +209,9 @@ CacheEntry& CompiledModule::compile(Frame& frame, const std::vector<c10::IValue>
   ++stats_.compiles;
   stats_.compile_ns += done - start;
   const CompileReport& report = entry->compiled->report();
-  if (report.compile_failed) ++stats_.compile_failures;
+  if (report.compile_failed && stats_.compile_failures++ == 0) {
+    stats_.first_compile_failure = report.failure.substr(0, report.failure.find('\n'));
+  }
 
   if (writer_) {
     entry->store_id = writer_->next_id();

@@ -24,6 +24,8 @@ struct RuntimeStats {
   int64_t calls = 0, compiles = 0, recompiles = 0, guard_failures = 0, graph_breaks = 0,
           eager_calls = 0, recompile_limit_hits = 0, cache_entries = 0, compile_failures = 0;
   int64_t compile_ns = 0;
+  // The first line of the first compiler failure (compile_failures graphs fell back to eager).
+  std::string first_compile_failure;
 };
 
 class CompiledModule {

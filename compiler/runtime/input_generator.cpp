@@ -1,5 +1,7 @@
 #include "compiler/runtime/input_generator.h"
 
+#include <unistd.h>
+
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
@@ -26,6 +28,50 @@ at::ScalarType scalar_type(SpecDtype d) {
 
 bool is_floating(SpecDtype d) {
   return d == SpecDtype::F32 || d == SpecDtype::F64 || d == SpecDtype::F16 || d == SpecDtype::BF16;
+}
+
+std::string bytes_text(double bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 6) {
+    bytes /= 1024;
+    ++u;
+  }
+  return u == 0 ? fmt::format("{:.0f} bytes", bytes) : fmt::format("{:.1f} {}", bytes, units[u]);
+}
+
+// Generating a tensor holds the result plus a temporary of the generator's type (f32 normals,
+// i64 integers). A spec that cannot fit in this machine's memory is the user's input error
+// (exit 2 naming the size), not an allocator crash or an "internal error".
+void check_fits_in_memory(const InputSpec& s, size_t index) {
+  uint64_t numel = 1;
+  bool overflow = false;
+  for (int64_t d : s.sizes) overflow |= __builtin_mul_overflow(numel, static_cast<uint64_t>(d), &numel);
+  const uint64_t per_element = c10::elementSize(scalar_type(s.dtype)) + (is_floating(s.dtype) ? 4 : 8);
+  uint64_t bytes = 0;
+  overflow |= __builtin_mul_overflow(numel, per_element, &bytes);
+  const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  if (!overflow && static_cast<double>(bytes) <= memory) return;
+  throw Error(ErrorKind::Input,
+              fmt::format("--input {} ('{}') is too large: generating it needs {} ({}) and this machine has "
+                          "{} of memory; use smaller sizes",
+                          index, s.text, overflow ? "more than 2^64 bytes" : fmt::format("{} bytes", bytes),
+                          overflow ? "over 16 EiB" : bytes_text(static_cast<double>(bytes)), bytes_text(memory)));
+}
+
+at::Tensor random_tensor(const InputSpec& s, at::Generator& gen) {
+  auto options = at::TensorOptions().dtype(scalar_type(s.dtype));
+  if (s.dtype == SpecDtype::Bool) {
+    return at::randint(0, 2, s.sizes, gen, at::TensorOptions().dtype(at::kLong)).to(at::kBool);
+  }
+  if (is_floating(s.dtype)) {
+    at::Tensor t = s.range ? at::rand(s.sizes, gen, at::TensorOptions().dtype(at::kFloat)) * (s.range->second - s.range->first) + s.range->first
+                           : at::randn(s.sizes, gen, at::TensorOptions().dtype(at::kFloat));
+    return t.to(options.dtype());
+  }
+  int64_t lo = s.range ? static_cast<int64_t>(s.range->first) : 0;
+  int64_t hi = s.range ? static_cast<int64_t>(s.range->second) : 10;
+  return at::randint(lo, hi, s.sizes, gen, at::TensorOptions().dtype(at::kLong)).to(options.dtype());
 }
 
 }  // namespace
@@ -60,24 +106,22 @@ std::vector<c10::IValue> InputGenerator::make(int64_t call) {
   }
   std::vector<c10::IValue> out;
   for (const auto& s : specs) {
+    const size_t index = out.size();
     switch (s.kind) {
       case InputSpec::Kind::Int: out.emplace_back(static_cast<int64_t>(s.scalar)); continue;
       case InputSpec::Kind::Float: out.emplace_back(s.scalar); continue;
       case InputSpec::Kind::Bool: out.emplace_back(s.scalar != 0); continue;
       case InputSpec::Kind::Tensor: break;
     }
+    check_fits_in_memory(s, index);
     at::Tensor t;
-    auto options = at::TensorOptions().dtype(scalar_type(s.dtype));
-    if (s.dtype == SpecDtype::Bool) {
-      t = at::randint(0, 2, s.sizes, gen, at::TensorOptions().dtype(at::kLong)).to(at::kBool);
-    } else if (is_floating(s.dtype)) {
-      t = s.range ? at::rand(s.sizes, gen, at::TensorOptions().dtype(at::kFloat)) * (s.range->second - s.range->first) + s.range->first
-                  : at::randn(s.sizes, gen, at::TensorOptions().dtype(at::kFloat));
-      t = t.to(options.dtype());
-    } else {
-      int64_t lo = s.range ? static_cast<int64_t>(s.range->first) : 0;
-      int64_t hi = s.range ? static_cast<int64_t>(s.range->second) : 10;
-      t = at::randint(lo, hi, s.sizes, gen, at::TensorOptions().dtype(at::kLong)).to(options.dtype());
+    try {
+      t = random_tensor(s, gen);
+    } catch (const c10::Error&) {
+      // Fits in physical memory but the allocator refused (limits, other processes).
+      throw Error(ErrorKind::Input, fmt::format("--input {} ('{}') could not be allocated: not enough free "
+                                                "memory; use smaller sizes",
+                                                index, s.text));
     }
     out.emplace_back(t);
   }

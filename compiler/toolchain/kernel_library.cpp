@@ -3,10 +3,8 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,16 +21,16 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "compiler/toolchain/cache_files.h"
+#include "compiler/toolchain/child_process.h"
 #include "core/log.h"
 #include "core/sha256.h"
 
-extern char** environ;
 
 namespace tcprof {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 // Bumped whenever what goes into the key (or the file layout) changes meaning.
 constexpr const char* kKeyVersion = "tcprof-native-1";
@@ -76,84 +74,6 @@ std::string resolve_program(const std::string& name) {
   return "";
 }
 
-struct ProcessResult {
-  int spawn_errno = 0;  // posix_spawn failed with this errno; nothing ran
-  int status = 0;       // waitpid status
-  bool timed_out = false;
-  std::string output;   // stdout and stderr, interleaved
-  double seconds = 0;
-};
-
-// Runs argv[0] (a path) with argv, stdin from /dev/null, stdout+stderr captured. The child leads a
-// new process group so a timeout kills the driver and everything it started (cc1plus, as, ld).
-ProcessResult run_process(const std::vector<std::string>& argv, double timeout_s) {
-  ProcessResult result;
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
-    result.spawn_errno = errno;
-    return result;
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
-  posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t mask;
-  sigemptyset(&mask);
-  posix_spawnattr_setsigmask(&attr, &mask);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-
-  std::vector<char*> cargv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-
-  auto start = Clock::now();
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, cargv[0], &actions, &attr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  ::close(fds[1]);
-  if (rc != 0) {
-    ::close(fds[0]);
-    result.spawn_errno = rc;
-    return result;
-  }
-
-  auto deadline = start + std::chrono::duration_cast<Clock::duration>(
-                              std::chrono::duration<double>(timeout_s));
-  char buf[65536];
-  for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) {
-      result.timed_out = true;
-      ::kill(-pid, SIGKILL);
-      break;
-    }
-    struct pollfd p = {fds[0], POLLIN, 0};
-    int n = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count() + 1, 60000)));
-    if (n < 0 && errno != EINTR) break;
-    if (n <= 0) continue;
-    ssize_t got = ::read(fds[0], buf, sizeof buf);
-    if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (got <= 0) break;  // EOF: every writer (the compiler and its children) is done
-    if (result.output.size() < kMaxOutput) result.output.append(buf, static_cast<size_t>(got));
-  }
-  ::close(fds[0]);
-  while (::waitpid(pid, &result.status, 0) < 0 && errno == EINTR) {
-  }
-  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  if (result.output.size() >= kMaxOutput) result.output += "\n[output truncated]\n";
-  return result;
-}
-
 std::string not_found_message(const std::string& compiler) {
   return "C++ compiler '" + compiler +
          "' not found: install g++ (apt-get install g++) or set TCPROF_CXX";
@@ -175,7 +95,9 @@ std::string compiler_identity(const std::string& compiler, const std::vector<std
   std::vector<std::string> argv = words;
   argv[0] = program;
   argv.push_back("--version");
-  ProcessResult r = run_process(argv, 60);
+  ProcessOptions options;
+  options.timeout_s = 60;
+  ProcessResult r = run_process(argv, options);
   if (r.spawn_errno != 0) {
     throw KernelLibraryError("C++ compiler '" + compiler + "' (" + program +
                                  ") cannot be started: " + std::strerror(r.spawn_errno),
@@ -217,110 +139,6 @@ std::string first_error_line(const std::string& output) {
   std::string first = *best;
   if (first.size() > 400) first = first.substr(0, 400) + "...";
   return first;
-}
-
-// mkdir -p, each directory it creates mode 0700; existing directories are left as they are.
-void ensure_dir(const fs::path& dir) {
-  fs::path current;
-  for (const auto& part : dir) {
-    current /= part;
-    struct stat st;
-    if (::stat(current.c_str(), &st) == 0) {
-      if (!S_ISDIR(st.st_mode)) {
-        throw KernelLibraryError("cache path '" + current.string() + "' is not a directory", "");
-      }
-      continue;
-    }
-    if (::mkdir(current.c_str(), 0700) != 0 && errno != EEXIST) {
-      throw KernelLibraryError("cannot create cache directory '" + current.string() +
-                                   "': " + std::strerror(errno) + " (set TCPROF_CACHE_DIR)",
-                               "");
-    }
-  }
-}
-
-std::string temp_name(const std::string& final_path) {
-  static std::atomic<unsigned long long> counter{0};
-  return final_path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-}
-
-// Removes a temp file unless it was renamed into place.
-class TempFile {
- public:
-  explicit TempFile(std::string path) : path_(std::move(path)) {}
-  ~TempFile() {
-    if (!path_.empty()) ::unlink(path_.c_str());
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  const std::string& path() const { return path_; }
-  void commit_to(const std::string& final_path) {
-    if (::rename(path_.c_str(), final_path.c_str()) != 0) {
-      throw KernelLibraryError(
-          "cannot move '" + path_ + "' to '" + final_path + "': " + std::strerror(errno), "");
-    }
-    path_.clear();
-  }
-
- private:
-  std::string path_;
-};
-
-void write_file_atomic(const std::string& path, const std::string& data) {
-  TempFile tmp(temp_name(path));
-  int fd = ::open(tmp.path().c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    throw KernelLibraryError("cannot write '" + tmp.path() + "': " + std::strerror(errno), "");
-  }
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = errno;
-      ::close(fd);
-      throw KernelLibraryError("cannot write '" + tmp.path() + "': " + std::strerror(err), "");
-    }
-    done += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  tmp.commit_to(path);
-}
-
-// dlopen maps segments without checking that the file holds them, and touching a page past the end
-// of a truncated file is SIGBUS. A cached library is only opened when its ELF headers say the file
-// is whole. Returns "" when it is, else why not.
-std::string elf_problem(const std::string& path) {
-  if (sizeof(void*) != 8) return "";  // 32-bit hosts: left to dlopen
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::strerror(errno);
-  struct stat st;
-  std::string problem;
-  Elf64_Ehdr eh;
-  if (::fstat(fd, &st) != 0) {
-    problem = std::strerror(errno);
-  } else if (::pread(fd, &eh, sizeof eh, 0) != static_cast<ssize_t>(sizeof eh) ||
-             std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64) {
-    problem = "not a 64-bit ELF file";
-  } else {
-    auto size = static_cast<uint64_t>(st.st_size);
-    uint64_t ph_end = eh.e_phoff + uint64_t(eh.e_phnum) * eh.e_phentsize;
-    uint64_t sh_end = eh.e_shoff + uint64_t(eh.e_shnum) * eh.e_shentsize;
-    if (ph_end > size || sh_end > size || eh.e_phentsize != sizeof(Elf64_Phdr)) {
-      problem = "truncated (headers past the end of the file)";
-    }
-    for (unsigned i = 0; problem.empty() && i < eh.e_phnum; ++i) {
-      Elf64_Phdr ph;
-      if (::pread(fd, &ph, sizeof ph, static_cast<off_t>(eh.e_phoff + i * sizeof ph)) !=
-          static_cast<ssize_t>(sizeof ph)) {
-        problem = "unreadable program header";
-      } else if (ph.p_offset + ph.p_filesz > size) {
-        problem = "truncated (a segment ends past the end of the file)";
-      }
-    }
-  }
-  ::close(fd);
-  return problem;
 }
 
 // In-process registry: one slot per library path. The slot's mutex makes two threads asking for the
@@ -416,6 +234,17 @@ KernelLibraryBuilder::KernelLibraryBuilder(KernelLibraryOptions options) : optio
   }
 }
 
+void KernelLibraryBuilder::prepare_cache_dir() {
+  std::call_once(cache_prepared_, [&] {
+    check_cache_dir_is_private(cache_dir_);
+    check_cache_dir_is_private(cache_dir_ + "/kernels");
+    int removed = remove_stale_temporaries(cache_dir_ + "/kernels");
+    if (removed > 0) {
+      log(LogChannel::OutputCode, "kernel cache: removed {} temporaries of killed processes", removed);
+    }
+  });
+}
+
 KernelLibraryBuilder& KernelLibraryBuilder::shared() {
   static KernelLibraryBuilder instance;
   return instance;
@@ -434,6 +263,7 @@ KernelLibraryResult KernelLibraryBuilder::compile(const std::string& source) {
   std::string key = sha256_hex(material);
   std::string so_path = cache_dir_ + "/kernels/" + key.substr(0, 2) + "/" + key + ".so";
 
+  prepare_cache_dir();
   std::shared_ptr<Slot> slot = slot_for(so_path);
   std::lock_guard<std::mutex> lock(slot->mu);
   if (auto library = slot->library.lock()) {
@@ -455,6 +285,7 @@ KernelLibraryResult KernelLibraryBuilder::load_or_build(const std::string& sourc
   struct stat st;
   if (::stat(so_path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
     std::string problem = elf_problem(so_path);
+    if (problem.empty()) problem = library_hash_problem(so_path);
     if (problem.empty()) {
       try {
         result.library = LoadedLibrary::open(so_path);
@@ -465,23 +296,27 @@ KernelLibraryResult KernelLibraryBuilder::load_or_build(const std::string& sourc
         problem = e.output();
       }
     }
-    // A damaged entry (disk trouble, a hand edit) is rebuilt, not fatal.
-    log(LogChannel::OutputCode, "kernel cache: cached {} is unusable ({}); recompiling", so_path, problem);
+    // A damaged entry (disk trouble, a hand edit) is rebuilt, not fatal, and the user hears of it:
+    // a cache that keeps getting damaged is worth knowing about.
+    fmt::print(stderr, "tcprof: kernel cache: {} is damaged ({}); rebuilding it\n", so_path, problem);
     ::unlink(so_path.c_str());
+    ::unlink(hash_file_of(so_path).c_str());
   }
 
   fs::path shard = fs::path(so_path).parent_path();
-  ensure_dir(shard);
+  ensure_dir(shard.string());
   std::string cpp_path = shard.string() + "/" + key + ".cpp";
   write_file_atomic(cpp_path, source);
 
   TempFile tmp(temp_name(so_path));
   result.compile_s = run_compiler(cpp_path, tmp.path());
+  write_library_hash(tmp.path(), so_path);
   tmp.commit_to(so_path);
   try {
     result.library = LoadedLibrary::open(so_path);
   } catch (...) {
     ::unlink(so_path.c_str());  // do not leave a library that cannot load in the cache
+    ::unlink(hash_file_of(so_path).c_str());
     throw;
   }
   log(LogChannel::OutputCode, "kernel cache: compiled {} in {:.2f}s", so_path, result.compile_s);
@@ -496,7 +331,11 @@ double KernelLibraryBuilder::run_compiler(const std::string& cpp_path, const std
   argv.insert(argv.end(), flags_.begin(), flags_.end());
   argv.insert(argv.end(), {cpp_path, "-o", out_path});
 
-  ProcessResult r = run_process(argv, options_.timeout_s);
+  ProcessOptions options;
+  options.timeout_s = options_.timeout_s;
+  options.max_output = kMaxOutput;
+  options.remove_if_orphaned = out_path;
+  ProcessResult r = run_process(argv, options);
   if (r.spawn_errno == ENOENT) throw KernelLibraryError(not_found_message(compiler_), "");
   if (r.spawn_errno != 0) {
     throw KernelLibraryError("C++ compiler '" + compiler_ + "' cannot be started: " +

@@ -1,9 +1,11 @@
 // Generated C++ → loaded shared library. Runs the system C++ compiler (no shell, with a timeout),
 // keeps the result in a content-addressed cache (<cache_dir>/kernels/<k[0:2]>/<k>.so, with <k>.cpp
 // beside it for people debugging a kernel) and dlopens it. Writes are atomic (temp name + rename),
-// so concurrent processes sharing a cache only ever see complete files. Never links LibTorch.
+// so concurrent processes sharing a cache only ever see complete files; each library's content hash
+// is checked before it is loaded (see cache_files.h). Never links LibTorch.
 #pragma once
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -65,6 +67,7 @@ class KernelLibraryBuilder {
 
   // Compiles `source` (a whole translation unit) into a shared library, or finds it in the cache,
   // and loads it. Thread-safe; two threads asking for the same new source compile it once.
+  // Throws KernelLibraryError when compiling fails, Error(Input) when the cache folder is unsafe.
   KernelLibraryResult compile(const std::string& source);
 
   const std::vector<std::string>& flags() const { return flags_; }  // the full flag list (in the key)
@@ -77,12 +80,15 @@ class KernelLibraryBuilder {
   KernelLibraryResult load_or_build(const std::string& source, const std::string& key,
                                     const std::string& so_path);
   double run_compiler(const std::string& cpp_path, const std::string& out_path);
+  // Once per builder: refuse a cache folder others own or can write, sweep dead temporaries.
+  void prepare_cache_dir();
 
   KernelLibraryOptions options_;
   std::string compiler_;
   std::vector<std::string> compiler_words_;  // compiler_ split on spaces
   std::string cache_dir_;
   std::vector<std::string> flags_;
+  std::once_flag cache_prepared_;
 };
 
 }  // namespace tcprof

@@ -1,5 +1,11 @@
 // Bad models and bad specs: one clear error, the right exit code, and nothing lost.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "compiler/runtime/compiled_module.h"
 #include "core/error.h"
@@ -53,6 +59,9 @@ TEST(BadModels, CliExitCodesAndOneLineMessages) {
       {"explain " + gpt + " --input 'f32[2,8]'", 2, "failed"},
       {"explain " + gpt + " --input 'i64[2,8]' --method nope", 2, "has no method 'nope'"},
       {"explain " + gpt + " --input 'q64[2,8]'", 2, "unknown dtype 'q64'"},
+      // Too large to allocate is the user's input error with its size, not an internal error.
+      {"run " + gpt + " --input 'f32[4294967296,4294967296]'", 2, "is too large: generating it needs more than 2^64 bytes"},
+      {"run " + gpt + " --input 'i64[40000000,4000](0,512)'", 2, "needs 2560000000000 bytes (2.3 TiB)"},
       {"run " + gpt + " --input 'i64[2,8](0,512)' --stance sometimes", 2, "unknown stance"},
       {"run " + sample("print_in_forward") + " --input 'f32[4,8]' --fullgraph", 1, "TCB0001"},
       {"run " + sample("shape_guarded_branch") + " --input 'f32[4,3]' --vary 0:1=2..9 --iters 6 "
@@ -77,6 +86,64 @@ TEST(BadModels, FailedRunKeepsWhatWasRecorded) {
   ASSERT_EQ(report.exit_code, 0) << report.output;
   EXPECT_NE(report.output.find("\"status\": \"failed\""), std::string::npos);
   EXPECT_NE(report.output.find("\"compiles\": 1"), std::string::npos) << report.output;
+}
+
+// A graph the C++ compiler cannot build runs eagerly, and the summary says so with the compiler's
+// first line (it used to end "eager calls 0" as if all was well); --strict makes it exit 1.
+TEST(BadModels, CompilerFailureIsReportedInTheRunSummaryAndExplain) {
+  TempDir dir;
+  std::string env = "TCPROF_CXX=/bin/false TCPROF_CACHE_DIR=" + dir.file("cache") + " ";
+  std::string args = sample("gpt_tiny") + " --input 'i64[2,8](0,512)' --db none";
+  auto run = run_command(env + TCPROF_BIN + " run " + args + " --iters 2 2>&1");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("1 graph failed to compile and runs eagerly (--strict makes this an error)"),
+            std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("C++ compiler '/bin/false'"), std::string::npos) << run.output;
+  auto json = run_command(env + TCPROF_BIN + " run " + args + " --iters 2 --json 2>/dev/null");
+  EXPECT_NE(json.output.find("\"compile_failures\": 1"), std::string::npos) << json.output;
+  auto explain = run_command(env + TCPROF_BIN + " explain " + args + " 2>&1");
+  EXPECT_NE(explain.output.find("1 graph failed to compile"), std::string::npos) << explain.output;
+  auto strict = run_command(env + TCPROF_BIN + " run " + args + " --strict 2>&1");
+  EXPECT_EQ(strict.exit_code, 1) << strict.output;
+}
+
+// SIGINT and SIGTERM mark the run interrupted and keep its calls; SIGKILL cannot be caught, so
+// readers infer `interrupted` from the dead pid and show the last event's time.
+TEST(BadModels, InterruptedRunsSayInterruptedWithTheirCalls) {
+  TempDir dir;
+  for (int sig : {SIGINT, SIGTERM, SIGKILL}) {
+    std::string db = dir.file("k" + std::to_string(sig) + ".db");
+    std::string command = std::string("exec ") + TCPROF_BIN + " run " + sample("gpt_tiny") +
+                          " --input 'i64[2,8](0,512)' --iters 1000000 --db " + db + " >/dev/null 2>&1";
+    std::string cache = dir.file("cache");
+    // fork/exec rather than a shell's `&`: a shell's background job starts with SIGINT ignored.
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::setenv("TCPROF_CACHE_DIR", cache.c_str(), 1);
+      ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ASSERT_GT(pid, 0);
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    ::kill(pid, sig);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (sig == SIGKILL) {
+      EXPECT_TRUE(WIFSIGNALED(status)) << status;
+    } else {
+      ASSERT_TRUE(WIFEXITED(status)) << status;
+      EXPECT_EQ(WEXITSTATUS(status), 128 + sig);
+    }
+    auto report = run_command(std::string(TCPROF_BIN) + " report --json " + db);
+    ASSERT_EQ(report.exit_code, 0) << report.output;
+    EXPECT_NE(report.output.find("\"status\": \"interrupted\""), std::string::npos) << sig << report.output;
+    EXPECT_NE(report.output.find(std::string("\"status_inferred\": ") + (sig == SIGKILL ? "true" : "false")),
+              std::string::npos) << sig << report.output;
+    EXPECT_EQ(report.output.find("\"calls\": 0,"), std::string::npos) << sig << report.output;
+    auto text = run_command(std::string(TCPROF_BIN) + " report " + db);
+    EXPECT_NE(text.output.find(sig == SIGKILL ? "gone; last event 20" : "interrupted (at 20"), std::string::npos)
+        << text.output;
+  }
 }
 
 }  // namespace

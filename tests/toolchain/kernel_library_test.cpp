@@ -353,7 +353,8 @@ TEST(KernelLibraryBuilder, ConcurrentProcessesSharingACacheBothSucceed) {
     ASSERT_EQ(::waitpid(pid, &status, 0), pid);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   }
-  EXPECT_EQ(files_containing(dir.path(), ".so").size(), 1u);
+  EXPECT_EQ(files_containing(dir.path(), ".so").size(), 2u);  // the library and its .sha256
+  EXPECT_EQ(files_containing(dir.path(), ".so.sha256").size(), 1u);
   EXPECT_TRUE(files_containing(dir.path(), ".tmp.").empty());
   KernelLibraryResult r = KernelLibraryBuilder(options_in(dir)).compile(source);
   EXPECT_TRUE(r.cache_hit);
