@@ -95,4 +95,35 @@ std::vector<KernelStats> kernel_stats(const RunReader& reader, Id run_id, std::o
   return builder.finish();
 }
 
+KernelPlace kernel_place(std::string_view kind) {
+  if (kind == "gpu" || kind == "memcpy" || kind == "memset") return KernelPlace::Gpu;
+  if (kind == "cuda_runtime" || kind == "cuda_driver" || kind == "sync" || kind == "cupti_overhead") {
+    return KernelPlace::CudaApi;
+  }
+  return KernelPlace::Host;
+}
+
+const char* place_name(KernelPlace place) {
+  switch (place) {
+    case KernelPlace::Gpu: return "gpu";
+    case KernelPlace::CudaApi: return "cuda_api";
+    case KernelPlace::Host: break;
+  }
+  return "host";
+}
+
+std::vector<KernelStats> stats_of_place(const std::vector<KernelStats>& all, KernelPlace place) {
+  std::vector<KernelStats> out;
+  int64_t total = 0;
+  for (const auto& k : all) {
+    if (kernel_place(k.kind) != place) continue;
+    out.push_back(k);
+    total += k.total_ns;
+  }
+  for (auto& k : out) {
+    k.time_percent = total > 0 ? 100.0 * static_cast<double>(k.total_ns) / static_cast<double>(total) : 0;
+  }
+  return out;
+}
+
 }  // namespace tcprof::analysis

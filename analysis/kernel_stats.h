@@ -44,6 +44,17 @@ class KernelStatsBuilder {
   std::unordered_map<std::string, size_t> index_;
 };
 
+// Where a row's time was spent. GPU work (kernels, copies, fills) is time on the device; host
+// kernels are tcprof's CPU kernels and eager ops; CUDA API calls are host time spent asking the
+// driver. They are never ranked together: a one-off 113 ms cudaDeviceGetStreamPriorityRange
+// outranked every GPU kernel when they were.
+enum class KernelPlace { Gpu, Host, CudaApi };
+KernelPlace kernel_place(std::string_view kind);
+const char* place_name(KernelPlace place);  // "gpu", "host", "cuda_api"
+
+// The rows of one place, largest first, with time_percent recomputed within that place.
+std::vector<KernelStats> stats_of_place(const std::vector<KernelStats>& all, KernelPlace place);
+
 // Whole run, or only kernels starting in `range`.
 std::vector<KernelStats> kernel_stats(const RunReader& reader, Id run_id,
                                       std::optional<TimeRange> range = {});

@@ -2,21 +2,39 @@
 
 #include <algorithm>
 #include <iterator>
-#include <set>
 
 #include "analysis/kernel_stats.h"
+#include "analysis/run_summary.h"
 #include "cli/json_rows.h"
 #include "cli/text_format.h"
 
 namespace tcprof::cli {
 namespace {
 
-// Kinds that run asynchronously on a GPU or wrap such work: their time overlaps the host's and is
-// not part of a call's host-side breakdown.
-bool host_kind(const std::string& kind) {
-  static const std::set<std::string> async = {"gpu",  "memcpy",       "memset",     "sync",
-                                              "cuda_runtime", "cuda_driver", "cupti_overhead"};
-  return async.count(kind) == 0;
+// GPU work and CUDA API calls overlap the host's kernels: they are not part of a call's host-side
+// breakdown (analysis::kernel_place).
+bool host_kind(const std::string& kind) { return analysis::kernel_place(kind) == analysis::KernelPlace::Host; }
+
+void write_stats_table(fmt::memory_buffer& out, const std::vector<analysis::KernelStats>& stats, size_t top,
+                       const std::string& title) {
+  auto o = std::back_inserter(out);
+  size_t shown = std::min(top, stats.size());
+  fmt::format_to(o, "\n  {} (top {} of {} by total time)\n", title, shown, stats.size());
+  fmt::format_to(o, "    {:>6} {:>9} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "Time", "Total",
+                 "Inst", "Avg", "Med", "Min", "Max", "StdDev");
+  for (size_t i = 0; i < shown; ++i) {
+    const auto& k = stats[i];
+    std::string tag = fmt::format("[{}, {}]", k.kind, k.device);
+    // A table row: the name takes what the terminal leaves beside its tag.
+    size_t room = text::terminal_width() > tag.size() + 30 ? text::terminal_width() - tag.size() - 6 : 24;
+    fmt::format_to(o, "    {}  {}\n", text::fit(k.name, room), tag);
+    fmt::format_to(o, "    {:>6} {:>9} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n",
+                   text::percent(k.time_percent), text::duration(static_cast<double>(k.total_ns)),
+                   text::count(k.instances), text::duration(k.avg_ns), text::duration(k.median_ns),
+                   text::duration(static_cast<double>(k.min_ns)),
+                   text::duration(static_cast<double>(k.max_ns)), text::duration(k.stddev_ns));
+  }
+  if (stats.size() > shown) fmt::format_to(o, "    … {} more\n", stats.size() - shown);
 }
 
 std::string graph_label(const GraphKernelTime& g) {
@@ -50,7 +68,7 @@ CallTime call_time(const RunReader& reader, Id run_id) {
 
 void write_kernel_report_header(fmt::memory_buffer& out, const RunRow& run) {
   std::string path = run.model_path.empty() ? "-" : run.model_path;
-  std::string rest = fmt::format(" · {} · {}", run.started_at, run.status);
+  std::string rest = fmt::format(" · {} · {}", run.started_at, analysis::status_text(run));
   std::string head = fmt::format("Run {} · {} ", run.id, run.command);
   // Columns, not bytes: "·" is two bytes and one column.
   auto columns = [](const std::string& s) {
@@ -80,23 +98,18 @@ void write_kernel_report(fmt::memory_buffer& out, const RunReader& reader, Id ru
     fmt::format_to(o, "\n  No kernels recorded (was the run made with --profile off?)\n");
     return;
   }
-  size_t shown = std::min(top, stats.size());
-  fmt::format_to(o, "\n  Kernels (top {} of {} by total time)\n", shown, stats.size());
-  fmt::format_to(o, "    {:>6} {:>9} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "Time", "Total",
-                 "Inst", "Avg", "Med", "Min", "Max", "StdDev");
-  for (size_t i = 0; i < shown; ++i) {
-    const auto& k = stats[i];
-    std::string tag = fmt::format("[{}, {}]", k.kind, k.device);
-    // A table row: the name takes what the terminal leaves beside its tag.
-    size_t room = text::terminal_width() > tag.size() + 30 ? text::terminal_width() - tag.size() - 6 : 24;
-    fmt::format_to(o, "    {}  {}\n", text::fit(k.name, room), tag);
-    fmt::format_to(o, "    {:>6} {:>9} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n",
-                   text::percent(k.time_percent), text::duration(static_cast<double>(k.total_ns)),
-                   text::count(k.instances), text::duration(k.avg_ns), text::duration(k.median_ns),
-                   text::duration(static_cast<double>(k.min_ns)),
-                   text::duration(static_cast<double>(k.max_ns)), text::duration(k.stddev_ns));
+  using analysis::KernelPlace;
+  auto gpu = analysis::stats_of_place(stats, KernelPlace::Gpu);
+  auto api = analysis::stats_of_place(stats, KernelPlace::CudaApi);
+  if (gpu.empty() && api.empty()) {
+    write_stats_table(out, stats, top, "Kernels");
+  } else {
+    // A CUDA run: what the GPU spent its time on first, then the host, then the driver calls.
+    if (!gpu.empty()) write_stats_table(out, gpu, top, "GPU kernels, copies and fills (time on the GPU)");
+    auto host = analysis::stats_of_place(stats, KernelPlace::Host);
+    if (!host.empty()) write_stats_table(out, host, top, "CPU kernels and eager ops");
+    if (!api.empty()) write_stats_table(out, api, top, "CUDA API calls (time on the CPU)");
   }
-  if (stats.size() > shown) fmt::format_to(o, "    … {} more\n", stats.size() - shown);
 
   auto split = reader.graph_kernel_times(run_id);
   CallTime calls = call_time(reader, run_id);
@@ -134,7 +147,11 @@ void write_kernel_report(fmt::memory_buffer& out, const RunReader& reader, Id ru
 nlohmann::json kernel_report_json(const RunReader& reader, Id run_id) {
   using nlohmann::json;
   json kernels = json::array();
-  for (const auto& k : analysis::kernel_stats(reader, run_id)) kernels.push_back(json_rows::kernel_stats(k));
+  for (const auto& k : analysis::kernel_stats(reader, run_id)) {
+    json row = json_rows::kernel_stats(k);
+    row["place"] = analysis::place_name(analysis::kernel_place(k.kind));
+    kernels.push_back(std::move(row));
+  }
   json graphs = json::array();
   int64_t host_ns = 0;
   for (const auto& g : reader.graph_kernel_times(run_id)) {

@@ -93,10 +93,13 @@ void write_recompiles(fmt::memory_buffer& out, const std::vector<RecompileRow>& 
   if (recompiles.size() > top) fmt::format_to(std::back_inserter(out), "    … {} more\n", recompiles.size() - top);
 }
 
-void write_kernels(fmt::memory_buffer& out, const std::vector<analysis::KernelStats>& kernels, size_t top) {
+void write_kernels(fmt::memory_buffer& out, const std::vector<analysis::KernelStats>& all, size_t top) {
+  // A CUDA run ranks the GPU's work; CUDA API calls and host ops are in `report --kernels`.
+  auto gpu = analysis::stats_of_place(all, analysis::KernelPlace::Gpu);
+  const auto& kernels = gpu.empty() ? all : gpu;
   if (kernels.empty()) return;
-  fmt::format_to(std::back_inserter(out), "\n  Kernels (top {} of {} by total time)\n",
-                 std::min(top, kernels.size()), kernels.size());
+  fmt::format_to(std::back_inserter(out), "\n  {} (top {} of {} by total time)\n",
+                 gpu.empty() ? "Kernels" : "GPU kernels", std::min(top, kernels.size()), kernels.size());
   fmt::format_to(std::back_inserter(out), "    {:>6} {:>9} {:>7} {:>9} {:>9}  {}\n", "Time", "Total",
                  "Inst", "Avg", "Max", "Name");
   for (size_t i = 0; i < std::min(top, kernels.size()); ++i) {
@@ -151,7 +154,7 @@ std::string render_text(const RunReader& reader, const std::vector<RunRow>& runs
     write_breaks(out, analysis::break_sites(reader, run.id), top);
     write_recompiles(out, analysis::recompiles_with_failures(reader, run.id), top);
     write_shape_advice_text(out, analysis::shape_advice(reader, run.id));
-    write_kernels(out, analysis::kernel_stats(reader, run.id), top);
+    write_kernels(out, analysis::kernel_stats(reader, run.id), top);  // GPU work first in a CUDA run
     write_steps(out, reader.steps(run.id));
     write_hints(out, reader.perf_hints(run.id), top);
   }

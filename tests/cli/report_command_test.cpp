@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
+#include "core/run_writer.h"
 #include "samples/synthetic_run.h"
 #include "tests/test_support.h"
 
@@ -98,6 +100,67 @@ TEST(VersionFlag, NamesEveryComponent) {
   EXPECT_NE(r.output.find("LibTorch "), std::string::npos) << r.output;  // 1.13 (Debian 12) or 2.x
   EXPECT_NE(r.output.find("SQLite 3"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("CUDA/CUPTI support"), std::string::npos) << r.output;
+}
+
+// A CUDA run as CUPTI records it: GPU kernels first by time on the GPU, the host's kernels next,
+// CUDA API calls in a table of their own. Ranked together, a one-off 113 ms
+// cudaDeviceGetStreamPriorityRange came first, above every GPU kernel (seen on an H100).
+TEST(ReportCommand, KernelsOfACudaRunPutGpuWorkFirstAndApiCallsApart) {
+  TempDir dir;
+  std::string db = dir.file("cuda.db");
+  {
+    RunInfo info;
+    info.command = "run";
+    info.device = "cuda:0";
+    RunWriter w(db, info);
+    auto add = [&](const char* name, const char* kind, const char* device, int n, int64_t ns) {
+      KernelEvent e;
+      e.name_id = w.intern(name);
+      e.kind_id = w.intern(kind);
+      e.device_id = w.intern(device);
+      for (int i = 0; i < n; ++i) {
+        e.start_ns = 1000 + i * 100000;
+        e.duration_ns = ns;
+        w.record(e);
+      }
+    };
+    add("cudaDeviceGetStreamPriorityRange", "cuda_runtime", "cpu", 1, 113'000'000);
+    add("cudaLaunchKernel", "cuda_runtime", "cpu", 40, 4'000);
+    add("ampere_sgemm_128x64_tn", "gpu", "cuda:0", 20, 90'000);
+    add("triton_poi_fused_relu_0", "gpu", "cuda:0", 20, 6'000);
+    add("memcpy DtoH", "memcpy", "cuda:0", 20, 3'000);
+    add("aten::item", "eager", "cpu", 20, 8'000);
+  }
+  auto r = run_command("COLUMNS=100 " + std::string(TCPROF_BIN) + " report --kernels " + db);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  size_t gpu = r.output.find("GPU kernels, copies and fills (time on the GPU) (top 3 of 3");
+  size_t host = r.output.find("CPU kernels and eager ops (top 1 of 1");
+  size_t api = r.output.find("CUDA API calls (time on the CPU) (top 2 of 2");
+  ASSERT_NE(gpu, std::string::npos) << r.output;
+  ASSERT_NE(host, std::string::npos) << r.output;
+  ASSERT_NE(api, std::string::npos) << r.output;
+  EXPECT_LT(gpu, host);
+  EXPECT_LT(host, api);
+  // The GEMM heads the report; the 113 ms API call appears only in its own table.
+  size_t gemm = r.output.find("ampere_sgemm_128x64_tn");
+  size_t priority = r.output.find("cudaDeviceGetStreamPriorityRange");
+  EXPECT_LT(gpu, gemm);
+  EXPECT_LT(gemm, host);
+  EXPECT_GT(priority, api);
+  // Shares are within each table: the GEMM is 1.80 ms of 1.98 ms of GPU time.
+  EXPECT_NE(r.output.find(" 90.9%   1.80 ms"), std::string::npos) << r.output;
+
+  auto j = run_command(std::string(TCPROF_BIN) + " report --kernels --json " + db);
+  ASSERT_EQ(j.exit_code, 0) << j.output;
+  auto parsed = nlohmann::json::parse(j.output);
+  std::map<std::string, std::string> places;
+  for (const auto& k : parsed.at("runs").at(0).at("kernel_report").at("kernels")) {
+    places[k.at("name").get<std::string>()] = k.at("place").get<std::string>();
+  }
+  EXPECT_EQ(places["ampere_sgemm_128x64_tn"], "gpu");
+  EXPECT_EQ(places["memcpy DtoH"], "gpu");
+  EXPECT_EQ(places["aten::item"], "host");
+  EXPECT_EQ(places["cudaDeviceGetStreamPriorityRange"], "cuda_api");
 }
 
 }  // namespace
