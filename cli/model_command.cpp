@@ -11,6 +11,10 @@
 #include <torch/csrc/jit/runtime/print_handler.h>
 
 #include "cli/text_format.h"
+#include "compiler/runtime/device.h"
+#ifdef TCPROF_HAVE_CUPTI
+#include "profiler/cupti_collector.h"
+#endif
 #include "compiler/runtime/torch_info.h"
 #include "core/error.h"
 #include "core/run_reader.h"
@@ -29,6 +33,10 @@ void add_model_options(CLI::App* cmd, ModelOptions& o, bool compile_flags) {
   cmd->add_option("--db", o.db,
                   "Run database to write (default: ./tcprof-runs/<model>-<date-time>.db; none: record nothing)");
   cmd->add_flag("--json", o.json, "Machine-readable output");
+  cmd->add_option("--device", o.device,
+                  "cpu, cuda or cuda:N: where the module and its inputs live (graphs on a GPU run through "
+                  "LibTorch; CUPTI records their kernels)")
+      ->capture_default_str();
   if (!compile_flags) return;
   cmd->add_option("--stance", o.stance,
                   "default | force_eager | eager_on_recompile | fail_on_recompile | eager_then_compile")
@@ -64,6 +72,25 @@ bool recorded_nothing(const std::string& db_path) {
   }
 }
 
+// Every CUDA run records its GPU kernels through CUPTI. Without libcupti or a driver the run goes
+// on and says once why GPU kernels are missing.
+std::shared_ptr<void> start_gpu_collector(RunWriter& writer, ProfileMode mode) {
+#ifdef TCPROF_HAVE_CUPTI
+  CuptiCollector::Options options;
+  options.mode = mode;
+  std::string error;
+  std::shared_ptr<CuptiCollector> collector = CuptiCollector::start(writer, options, &error);
+  if (!collector) fmt::print(stderr, "tcprof: warning: GPU kernels are not recorded: {}\n", error);
+  return collector;
+#else
+  (void)writer;
+  (void)mode;
+  fmt::print(stderr, "tcprof: warning: GPU kernels are not recorded: this tcprof was built without CUPTI "
+                     "(no cupti.h in the CUDA toolkit at build time)\n");
+  return nullptr;
+#endif
+}
+
 void remove_database(const std::string& path) {
   std::error_code ec;
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix, ec);
@@ -77,6 +104,7 @@ void send_model_output_to_stderr() { torch::jit::setPrintHandler(stderr_print); 
 
 void fail_session(ModelSession& s, const Error& e) {
   s.profiler.reset();
+  s.gpu_collector.reset();
   if (!s.writer) throw Error(e.kind(), e.what());
   s.on_interrupt = {};
   try {
@@ -100,6 +128,7 @@ std::string compile_failure_text(const RuntimeStats& stats) {
 
 void finish_session(ModelSession& s) {
   s.profiler.reset();  // writes what a window still holds before the run closes
+  s.gpu_collector.reset();  // stops CUPTI: its last records and counters go in before the close
   s.on_interrupt = {};
   if (s.writer) s.writer->close("finished");
 }
@@ -158,9 +187,12 @@ ModelSession open_model_session(const ModelOptions& o, const std::string& comman
   make_backend(o.backend);  // an unknown name is a usage error before anything is recorded
   s.grad_mode = std::make_unique<at::AutoGradMode>(o.grad || command == "train");
   set_intra_op_threads(intra_op_threads());  // OpenBLAS's pool follows LibTorch's thread count
+  s.device = require_device(o.device);  // before the model loads: a GPU-less machine says so at once
   s.model = load_model(o.model, o.method);
+  if (!s.device.is_cpu()) s.model.module.to(s.device);
   check_inputs_against_model(specs, s.model.argument_names, s.model.argument_types);
   s.inputs = std::make_unique<InputGenerator>(specs, vary, o.seed);
+  s.inputs->set_device(s.device);
 
   RunInfo info;
   info.command = command;
@@ -168,6 +200,7 @@ ModelSession open_model_session(const ModelOptions& o, const std::string& comman
   info.model_sha256 = s.model.sha256;
   info.stance = o.stance;
   info.libtorch_version = libtorch_version();
+  info.device = s.device.str();
   info.config_json = config_json;
   auto mode = parse_profile_mode(o.profile);
   if (!mode) throw Error(ErrorKind::Usage, fmt::format("unknown --profile '{}' (use off, summary or full)", o.profile));
@@ -182,6 +215,7 @@ ModelSession open_model_session(const ModelOptions& o, const std::string& comman
     });
   }
   s.profiler = std::make_unique<CpuProfiler>(s.writer.get(), *mode);
+  if (s.device.is_cuda() && s.writer && *mode != ProfileMode::Off) s.gpu_collector = start_gpu_collector(*s.writer, *mode);
   return s;
 }
 
@@ -196,7 +230,7 @@ std::string config_json(const ModelOptions& o, const std::string& extra_json) {
                       {"stance", o.stance},         {"fullgraph", o.fullgraph},
                       {"recompile_limit", o.recompile_limit}, {"backend", o.backend},
                       {"strict", o.strict},         {"grad", o.grad},
-                      {"profile", o.profile},
+                      {"profile", o.profile},       {"device", o.device},
                       {"threads", intra_op_threads()}};
   auto extra = nlohmann::json::parse(extra_json, nullptr, false);
   if (extra.is_object()) j.update(extra);

@@ -38,6 +38,7 @@ struct ModelOptions {
   bool strict = false;  // cpp: a graph that fails to compile is an error (exit 1), not an eager fallback
   bool grad = false;    // run with autograd on (default: inference, like torch.no_grad)
   std::string profile = "summary";
+  std::string device = "cpu";  // cpu | cuda | cuda:N
   std::string db;  // "none": record nothing
   bool json = false;  // machine output on stdout; the model's own prints go to stderr
 };
@@ -53,7 +54,9 @@ struct ModelSession {
   std::unique_ptr<RunWriter> writer;  // null under --db none
   interrupt::Registration on_interrupt;  // SIGINT/SIGTERM: commit what was recorded, mark the run
   std::unique_ptr<CpuProfiler> profiler;
+  std::shared_ptr<void> gpu_collector;  // CUPTI in a CUDA run (type-erased: CUPTI headers stay out)
   std::unique_ptr<at::AutoGradMode> grad_mode;  // the whole command runs in this mode
+  c10::Device device{c10::kCPU};                // the module's and the inputs' device
   std::string db_path;                          // empty under --db none
   bool created_db = false;                      // the file did not exist before this command
   bool recording() const { return writer != nullptr; }
@@ -64,7 +67,7 @@ ModelSession open_model_session(const ModelOptions& o, const std::string& comman
 // Marks the run failed and rethrows `e`. What was recorded stays, and the message names the
 // database; a file this command created that holds nothing of the model is removed instead.
 [[noreturn]] void fail_session(ModelSession& s, const Error& e);
-// Flushes the profiler's last window and closes the run as finished.
+// Flushes the profiler's last window (and CUPTI's records in a CUDA run), closes the run as finished.
 void finish_session(ModelSession& s);
 
 // "  1 graph failed to compile and runs eagerly: C++ compiler failed (exit 1): ..." with the

@@ -59,7 +59,7 @@ at::Tensor first_tensor(const c10::IValue& v) {
 at::Tensor make_target(const InputSpec& spec, const std::vector<int64_t>& sizes, uint64_t seed, int64_t batch) {
   InputSpec s = spec;
   s.sizes = sizes;
-  return InputGenerator({s}, {}, seed ^ 0x7461726765747331ULL).make(batch)[0].toTensor();
+  return InputGenerator({s}, {}, seed ^ 0x7461726765747331ULL).make(batch)[0].toTensor();  // on the CPU
 }
 
 at::Tensor compute_loss(const TrainOptions& o, const InputSpec& target_spec, const at::Tensor& out, int64_t batch) {
@@ -70,7 +70,7 @@ at::Tensor compute_loss(const TrainOptions& o, const InputSpec& target_spec, con
                                                 "tensors of the output's shape)", target_spec.text,
                                                 target_spec.sizes.size(), fmt::join(out_sizes, ","), out_sizes.size()));
     }
-    at::Tensor target = make_target(target_spec, out_sizes, o.model.seed, batch).to(out.scalar_type());
+    at::Tensor target = make_target(target_spec, out_sizes, o.model.seed, batch).to(out.device(), out.scalar_type());
     return at::mse_loss(out, target);
   }
   // cross_entropy: output [N, C] with target [N], or [B, T, C] with target [B, T] (sequence
@@ -81,7 +81,7 @@ at::Tensor compute_loss(const TrainOptions& o, const InputSpec& target_spec, con
                                               fmt::join(out_sizes, ",")));
   }
   std::vector<int64_t> target_sizes(out_sizes.begin(), out_sizes.end() - 1);
-  at::Tensor target = make_target(target_spec, target_sizes, o.model.seed, batch).to(at::kLong);
+  at::Tensor target = make_target(target_spec, target_sizes, o.model.seed, batch).to(out.device(), at::kLong);
   int64_t classes = out_sizes.back();
   return at::cross_entropy_loss(out.reshape({-1, classes}), target.reshape({-1}));
 }

@@ -71,7 +71,15 @@ class Backend {
   // on them to learn shapes and strides). `profiler` may be null (no timing).
   virtual std::unique_ptr<CompiledGraph> compile(const CapturedGraph& graph, const std::vector<c10::IValue>& example_inputs,
                                                  CpuProfiler* profiler) = 0;
+  // Whether this backend generates code for graphs on `device` (the graph's device is that of
+  // its inputs and parameters). The seam a CUDA code generator fills: today the cpp backend says
+  // no for anything but the CPU, and such graphs run through LibTorch with a `no_gpu_codegen` hint.
+  virtual bool generates_code_for(const c10::Device& device) const { return device.is_cpu(); }
 };
+
+// The device of a graph's tensors: its first tensor input's, else its first tensor constant's
+// (parameters), else the CPU.
+c10::Device graph_device(const CapturedGraph& graph, const std::vector<c10::IValue>& inputs);
 
 std::unique_ptr<Backend> make_eager_backend();
 // The C++ code-generating backend. `strict`: a graph that fails to compile is an error

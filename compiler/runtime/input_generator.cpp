@@ -123,7 +123,7 @@ std::vector<c10::IValue> InputGenerator::make(int64_t call) {
                                                 "memory; use smaller sizes",
                                                 index, s.text));
     }
-    out.emplace_back(t);
+    out.emplace_back(device_.is_cpu() ? t : t.to(device_));
   }
   return out;
 }

@@ -16,12 +16,15 @@ class InputGenerator {
   InputGenerator(std::vector<InputSpec> specs, std::vector<VarySpec> vary, uint64_t seed);
   // Inputs for call number `call` (0-based): deterministic for (seed, call).
   std::vector<c10::IValue> make(int64_t call);
+  // Tensors are generated on the CPU (the same values whatever the device) and then moved here.
+  void set_device(c10::Device device) { device_ = device; }
   const std::vector<InputSpec>& specs() const { return specs_; }
 
  private:
   std::vector<InputSpec> specs_;
   std::vector<VarySpec> vary_;
   uint64_t seed_;
+  c10::Device device_{c10::kCPU};
 };
 
 // Checks the specs against the model's arguments: count and scalar kinds. Throws Error(Usage).

@@ -59,6 +59,8 @@ TEST(BadModels, CliExitCodesAndOneLineMessages) {
       {"explain " + gpt + " --input 'f32[2,8]'", 2, "failed"},
       {"explain " + gpt + " --input 'i64[2,8]' --method nope", 2, "has no method 'nope'"},
       {"explain " + gpt + " --input 'q64[2,8]'", 2, "unknown dtype 'q64'"},
+      {"run " + gpt + " --input 'i64[2,8](0,512)' --device tpu", 2, "--device 'tpu': use cpu, cuda or cuda:N"},
+      {"run " + gpt + " --input 'i64[2,8](0,512)' --device cuda:99", 2, "--device cuda:99: "},
       // Too large to allocate is the user's input error with its size, not an internal error.
       {"run " + gpt + " --input 'f32[4294967296,4294967296]'", 2, "is too large: generating it needs more than 2^64 bytes"},
       {"run " + gpt + " --input 'i64[40000000,4000](0,512)'", 2, "needs 2560000000000 bytes (2.3 TiB)"},

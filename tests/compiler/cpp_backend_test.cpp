@@ -164,6 +164,26 @@ TEST(CppBackend, AutogradRunsEagerlyWithAPerfHint) {
   EXPECT_EQ(r.kernels, 0);
 }
 
+// A graph whose tensors are not on the CPU runs through LibTorch with a `no_gpu_codegen` hint: the
+// seam a CUDA code generator fills. The meta device stands in for a GPU on machines without one
+// (its tensors have shapes and no data, and LibTorch runs every op of this graph on it).
+TEST(CppBackend, AGraphOffTheCpuRunsThroughLibTorchWithANoGpuCodegenHint) {
+  EXPECT_TRUE(make_cpp_backend()->generates_code_for(c10::Device(c10::kCPU)));
+  EXPECT_FALSE(make_cpp_backend()->generates_code_for(c10::Device(c10::kCUDA, 0)));
+  EXPECT_TRUE(make_eager_backend()->generates_code_for(c10::Device(c10::kCUDA, 0)));
+  CompiledModule m(load_model(sample("four_inputs")), cpp_options(), nullptr);
+  std::vector<c10::IValue> in;
+  for (auto& v : inputs_for({"f32[4,8]", "f32[4,8]", "f32[4,8]", "f32[4,8]"})) in.push_back(v.toTensor().to(at::kMeta));
+  c10::IValue out = m.call(in);
+  EXPECT_EQ(out.toTensor().device().type(), c10::kMeta);
+  EXPECT_EQ(out.toTensor().sizes(), (std::vector<int64_t>{4, 8}));
+  const CompileReport& r = m.frames()[0]->entries[0]->compiled->report();
+  ASSERT_FALSE(r.hints.empty());
+  EXPECT_EQ(r.hints[0].kind, "no_gpu_codegen");
+  EXPECT_NE(r.hints[0].message.find("graph on meta runs eagerly through LibTorch"), std::string::npos) << r.hints[0].message;
+  EXPECT_EQ(r.kernels, 0);
+}
+
 // Through the CLI, as users run it: records, cache hits, compile failures.
 std::string tcprof_cmd(const std::string& env, const std::string& args) {
   return fmt::format("env {} {} {}", env, TCPROF_BIN, args);

@@ -169,6 +169,14 @@ class CppBackend : public Backend {
   std::unique_ptr<CompiledGraph> compile(const CapturedGraph& captured, const std::vector<c10::IValue>& inputs,
                                          CpuProfiler* profiler) override {
     CompileReport report;
+    // 0. Device: this backend writes CPU code; a graph elsewhere runs through LibTorch.
+    const c10::Device device = graph_device(captured, inputs);
+    if (!generates_code_for(device)) {
+      report.hints.push_back(hint("no_gpu_codegen", nullptr,
+                                  fmt::format("graph on {} runs eagerly through LibTorch: the cpp backend "
+                                              "generates CPU code only", device.str())));
+      return eager(captured, profiler, std::move(report));
+    }
     std::string why_eager = eager_only_reason(captured, inputs);
     if (!why_eager.empty()) {
       report.hints.push_back(hint("autograd", nullptr, "graph runs eagerly: " + why_eager));

@@ -63,6 +63,7 @@ class EagerGraph : public CompiledGraph {
 class EagerBackend : public Backend {
  public:
   std::string name() const override { return "eager"; }
+  bool generates_code_for(const c10::Device&) const override { return true; }  // LibTorch runs anywhere
   std::unique_ptr<CompiledGraph> compile(const CapturedGraph& graph, const std::vector<c10::IValue>&,
                                          CpuProfiler* profiler) override {
     return std::make_unique<EagerGraph>(graph, profiler);
@@ -77,6 +78,18 @@ std::unique_ptr<Backend> make_backend(const std::string& name, bool strict, cons
   if (name == "eager") return make_eager_backend();
   if (name == "cpp") return make_cpp_backend(strict, cache_dir);
   throw Error(ErrorKind::Usage, fmt::format("unknown backend '{}' (available: cpp, eager)", name));
+}
+
+c10::Device graph_device(const CapturedGraph& graph, const std::vector<c10::IValue>& inputs) {
+  for (const auto& v : inputs) {
+    if (v.isTensor()) return v.toTensor().device();
+  }
+  for (const auto& op : graph.ops) {
+    for (const auto& a : op.args) {
+      if (a.kind == Arg::Kind::Constant && a.constant.isTensor()) return a.constant.toTensor().device();
+    }
+  }
+  return c10::Device(c10::kCPU);
 }
 
 }  // namespace tcprof
