@@ -53,7 +53,7 @@ void OverviewView::setRun(const RunDataPtr& run) {
   const bool live = r.status == "running";
   html += QString("<h2 style='margin-bottom:0'>%1</h2>").arg(html_escape(run->title()));
   html += QString("<p style='color:#555;margin-top:2px'>%1 · started %2 · status <b style='color:%3'>%4</b>%5</p>")
-              .arg(html_escape(run->path), q(r.started_at), live ? "#b26a00" : "#2d6a4f", q(analysis::status_text(r)),
+              .arg(html_escape(run->path), q(r.started_at), live ? "#b26a00" : r.status == "finished" ? "#2d6a4f" : "#b00020", q(analysis::status_text(r)),
                    live ? " (live: refreshing every second)" : "");
 
   // Problems first: that is what the user opened the file for.
