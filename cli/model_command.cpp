@@ -74,7 +74,7 @@ bool recorded_nothing(const std::string& db_path) {
 
 // Every CUDA run records its GPU kernels through CUPTI. Without libcupti or a driver the run goes
 // on and says once why GPU kernels are missing.
-std::shared_ptr<void> start_gpu_collector(RunWriter& writer, ProfileMode mode) {
+std::shared_ptr<LaunchObserver> start_gpu_collector(RunWriter& writer, ProfileMode mode) {
 #ifdef TCPROF_HAVE_CUPTI
   CuptiCollector::Options options;
   options.mode = mode;
@@ -215,7 +215,10 @@ ModelSession open_model_session(const ModelOptions& o, const std::string& comman
     });
   }
   s.profiler = std::make_unique<CpuProfiler>(s.writer.get(), *mode);
-  if (s.device.is_cuda() && s.writer && *mode != ProfileMode::Off) s.gpu_collector = start_gpu_collector(*s.writer, *mode);
+  if (s.device.is_cuda() && s.writer && *mode != ProfileMode::Off) {
+    s.gpu_collector = start_gpu_collector(*s.writer, *mode);
+    s.profiler->set_launch_observer(s.gpu_collector.get());  // GPU kernels carry call and graph
+  }
   return s;
 }
 

@@ -53,8 +53,9 @@ struct ModelSession {
   std::unique_ptr<InputGenerator> inputs;
   std::unique_ptr<RunWriter> writer;  // null under --db none
   interrupt::Registration on_interrupt;  // SIGINT/SIGTERM: commit what was recorded, mark the run
+  // CUPTI in a CUDA run; declared before the profiler, which announces launches to it.
+  std::shared_ptr<LaunchObserver> gpu_collector;
   std::unique_ptr<CpuProfiler> profiler;
-  std::shared_ptr<void> gpu_collector;  // CUPTI in a CUDA run (type-erased: CUPTI headers stay out)
   std::unique_ptr<at::AutoGradMode> grad_mode;  // the whole command runs in this mode
   c10::Device device{c10::kCPU};                // the module's and the inputs' device
   std::string db_path;                          // empty under --db none

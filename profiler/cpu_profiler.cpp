@@ -29,6 +29,7 @@ void CpuProfiler::end_call() {
     touched_.clear();
     overflow_.clear();
   }
+  if (observer_ && call_id_ != 0 && mode_ != ProfileMode::Off) observer_->call_end();
   call_id_ = 0;
 }
 

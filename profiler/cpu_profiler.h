@@ -17,6 +17,7 @@
 #include "core/clock.h"
 #include "core/events.h"
 #include "core/run_writer.h"
+#include "profiler/launch_observer.h"
 #include "profiler/profile_mode.h"
 
 namespace tcprof {
@@ -42,6 +43,10 @@ class CpuProfiler {
   // Interns a kernel's name and kind ("generated", "extern", "fallback", "eager", "guard").
   KernelKey key(std::string_view name, std::string_view kind, std::string_view device = "cpu");
 
+  // Launches timed from now on are announced to `observer` (the CUPTI collector in a CUDA run), or
+  // to nobody when null. The observer must outlive this profiler's calls.
+  void set_launch_observer(LaunchObserver* observer) { observer_ = observer; }
+
   // Opens the window of one call: launches recorded until end_call() carry `call_id`.
   void begin_call(Id call_id);
   // Closes the window; in summary mode writes one aggregate row per (name, graph) launched.
@@ -61,9 +66,13 @@ class CpuProfiler {
    public:
     Scope(CpuProfiler& p, const KernelKey& key, Id graph_id)
         : profiler_(p.enabled() ? &p : nullptr), key_(key), graph_id_(graph_id),
-          start_(profiler_ ? now_ns() : 0) {}
+          start_(profiler_ ? now_ns() : 0) {
+      if (profiler_ && profiler_->observer_) profiler_->observer_->launch_begin(profiler_->call_id_, graph_id_);
+    }
     ~Scope() {
-      if (profiler_) profiler_->record(key_, graph_id_, start_, now_ns() - start_);
+      if (!profiler_) return;
+      if (profiler_->observer_) profiler_->observer_->launch_end();
+      profiler_->record(key_, graph_id_, start_, now_ns() - start_);
     }
     Scope(const Scope&) = delete;
     Scope& operator=(const Scope&) = delete;
@@ -93,6 +102,7 @@ class CpuProfiler {
   ProfileMode mode_;
   int32_t stream_;
   Id call_id_ = 0;
+  LaunchObserver* observer_ = nullptr;
   // Fast path: aggregates indexed by interned name id (small dense integers). A name launched
   // from a second graph in the same window goes to the overflow map.
   std::vector<Aggregate> by_name_;

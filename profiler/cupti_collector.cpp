@@ -137,17 +137,23 @@ void CUPTIAPI CuptiCollector::on_buffer_completed(CUcontext context, uint32_t st
 CuptiCollector::LaunchScopeGuard::LaunchScopeGuard(CuptiCollector* collector, Id call_id,
                                                    Id graph_id)
     : collector_(collector) {
-  if (!collector_) return;
-  uint64_t id = collector_->scopes_.open({call_id, graph_id});
-  collector_->api_->activity_push_external_correlation_id(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
-                                                          id);
+  if (collector_) collector_->launch_begin(call_id, graph_id);
 }
 
 CuptiCollector::LaunchScopeGuard::~LaunchScopeGuard() {
-  if (!collector_) return;
+  if (collector_) collector_->launch_end();
+}
+
+void CuptiCollector::launch_begin(Id call_id, Id graph_id) {
+  if (stopped_) return;
+  api_->activity_push_external_correlation_id(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
+                                              scopes_.open({call_id, graph_id}));
+}
+
+void CuptiCollector::launch_end() {
+  if (stopped_) return;
   uint64_t last = 0;
-  collector_->api_->activity_pop_external_correlation_id(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
-                                                         &last);
+  api_->activity_pop_external_correlation_id(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
 }
 
 void CuptiCollector::flush() {

@@ -14,6 +14,7 @@
 #include "profiler/cupti_buffer_pool.h"
 #include "profiler/cupti_loader.h"
 #include "profiler/cupti_records.h"
+#include "profiler/launch_observer.h"
 
 namespace tcprof {
 
@@ -21,7 +22,7 @@ namespace tcprof {
 // sample with the tightest host bracket around cuptiGetTimestamp.
 int64_t measure_cupti_clock_offset(const CuptiApi& api);
 
-class CuptiCollector {
+class CuptiCollector : public LaunchObserver {
  public:
   struct Options {
     size_t buffer_bytes = size_t{2} << 20;
@@ -55,6 +56,11 @@ class CuptiCollector {
   // Call/step boundary: delivers every completed record (cuptiActivityFlushAll) and closes the
   // attribution window.
   void flush();
+
+  // LaunchObserver: the CPU profiler's launches open a scope each; each call end flushes.
+  void launch_begin(Id call_id, Id graph_id) override;
+  void launch_end() override;
+  void call_end() override { flush(); }
   // Disables collection, flushes, writes what is pending and records the counters.
   void stop();
 

@@ -5,6 +5,8 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "analysis/kernel_stats.h"
 #include "core/run_reader.h"
 #include "core/run_writer.h"
@@ -165,6 +167,35 @@ TEST(CpuProfiler, ScopeTimesTheEnclosedWork) {
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].kind, "guard");
   EXPECT_GT(rows[0].duration_ns, 0);
+}
+
+// The CUPTI collector learns each launch's call and graph from here: every timed scope is
+// announced with them, and each call's end, so GPU kernels are attributed like the CPU time.
+TEST(CpuProfiler, LaunchesAndCallEndsAreAnnouncedToTheObserver) {
+  struct Recorder : LaunchObserver {
+    std::vector<std::string> seen;
+    void launch_begin(Id call, Id graph) override { seen.push_back(fmt::format("begin {} {}", call, graph)); }
+    void launch_end() override { seen.push_back("end"); }
+    void call_end() override { seen.push_back("call_end"); }
+  } observer;
+  TempDir dir;
+  RunWriter w(dir.file("observer.db"), info());
+  for (ProfileMode mode : {ProfileMode::Full, ProfileMode::Summary, ProfileMode::Off}) {
+    observer.seen.clear();
+    CpuProfiler p(&w, mode);
+    p.set_launch_observer(&observer);
+    KernelKey k = p.key("aten::mm", "eager");
+    p.begin_call(7);
+    { auto a = p.time(k, 3); }
+    { auto b = p.time(k, 4); }
+    p.end_call();
+    p.end_call();  // a second close of the same window announces nothing
+    if (mode == ProfileMode::Off) {
+      EXPECT_TRUE(observer.seen.empty());  // --profile off starts no collector and times nothing
+    } else {
+      EXPECT_EQ(observer.seen, (std::vector<std::string>{"begin 7 3", "end", "begin 7 4", "end", "call_end"}));
+    }
+  }
 }
 
 TEST(CpuProfiler, WindowLeftOpenIsWrittenAtDestruction) {

@@ -1,0 +1,19 @@
+// Told when a timed launch starts and ends, with its call and graph, and when a call ends.
+//
+// The CUPTI collector is one: it tags the CUDA calls made inside a launch (and so the GPU work
+// they start) with the launch's call and graph, and flushes at call boundaries, so a GPU kernel is
+// attributed exactly like the CPU time around its launch. The CPU profiler needs no CUDA for this.
+#pragma once
+#include "core/events.h"
+
+namespace tcprof {
+
+class LaunchObserver {
+ public:
+  virtual ~LaunchObserver() = default;
+  virtual void launch_begin(Id call_id, Id graph_id) = 0;
+  virtual void launch_end() = 0;
+  virtual void call_end() = 0;
+};
+
+}  // namespace tcprof
