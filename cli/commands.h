@@ -17,5 +17,6 @@ void add_bench_command(CLI::App& app);
 void add_check_command(CLI::App& app);
 void add_diff_command(CLI::App& app);
 void add_train_command(CLI::App& app);
+void add_import_command(CLI::App& app);
 
 }  // namespace tcprof::cli

@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   tcprof::cli::add_check_command(app);
   tcprof::cli::add_diff_command(app);
   tcprof::cli::add_train_command(app);
+  tcprof::cli::add_import_command(app);
 
   try {
     app.parse(argc, argv);

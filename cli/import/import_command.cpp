@@ -1,0 +1,106 @@
+// `tcprof import PATH... [--kineto TRACE.json[.gz]]... [--db OUT.db] [--json]`: PyTorch's own
+// torch.compile logs (TORCH_TRACE) and profiler traces into a run database, so report, check,
+// diff, export and the GUI work for Python users. Exit 2 when an input is not usable at all;
+// damage inside a log is reported and the rest imported.
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "analysis/break_sites.h"
+#include "cli/commands.h"
+#include "cli/import/trace_import.h"
+#include "core/error.h"
+#include "core/run_reader.h"
+
+namespace tcprof::cli {
+namespace {
+
+struct ImportOptions {
+  std::vector<std::string> paths, kineto;
+  std::string db;
+  bool json = false;
+};
+
+// ./tcprof-runs/<first input's name>-<date-time>.db, like the commands that record.
+std::string default_db(const std::string& first) {
+  std::string stem = std::filesystem::path(first).filename().string();
+  for (const char* ext : {".gz", ".json", ".log"}) {
+    if (stem.size() > std::strlen(ext) && stem.compare(stem.size() - std::strlen(ext), std::strlen(ext), ext) == 0) {
+      stem.resize(stem.size() - std::strlen(ext));
+    }
+  }
+  if (stem.empty()) stem = "torch_trace";
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  std::filesystem::create_directories("tcprof-runs");
+  return fmt::format("tcprof-runs/{}-{}.db", stem, stamp);
+}
+
+void run_import(ImportOptions o) {
+  if (o.paths.empty() && o.kineto.empty()) throw Error(ErrorKind::Usage, "import: give a TORCH_TRACE file or folder, or --kineto TRACE.json");
+  import::ImportRequest request{o.paths, o.kineto, o.db.empty() ? default_db(o.paths.empty() ? o.kineto.front() : o.paths.front()) : o.db};
+  import::ImportResult result = import::import_traces(request);
+  for (const auto& w : result.warnings) std::cerr << "tcprof: warning: " << w << "\n";
+
+  nlohmann::json runs = nlohmann::json::array();
+  std::optional<RunReader> reader;
+  if (!result.runs.empty()) reader.emplace(result.db);
+  for (const auto& r : result.runs) {
+    int64_t sites = static_cast<int64_t>(analysis::break_sites(*reader, r.run_id).size());
+    runs.push_back({{"run_id", r.run_id}, {"trace", r.trace}, {"rank", r.rank}, {"world_size", r.world_size},
+                    {"pytorch_version", r.pytorch_version}, {"frames", r.frames}, {"compiles", r.compiles},
+                    {"compiles_incomplete", r.compiles_incomplete}, {"graph_breaks", r.graph_breaks},
+                    {"break_sites", sites}, {"recompiles", r.recompiles}, {"guard_failures", r.guard_failures},
+                    {"graphs", r.graphs}, {"guards", r.guards}, {"kernels", r.kernels},
+                    {"damaged_records", r.damaged_records}, {"unknown_records", r.unknown_records},
+                    {"db", result.db}});
+    if (!o.json) {
+      std::cout << fmt::format(
+          "Imported {} as run {} (PyTorch {}, rank {}{}):\n  {} frames, {} compiles ({} incomplete), {} graph "
+          "breaks at {} sites, {} recompiles ({} guard failures), {} graphs, {} guards, {} kernels\n",
+          r.trace, r.run_id, r.pytorch_version.empty() ? "version unknown" : r.pytorch_version, r.rank,
+          r.world_size > 1 ? fmt::format(" of {}", r.world_size) : "", r.frames, r.compiles, r.compiles_incomplete,
+          r.graph_breaks, sites, r.recompiles, r.guard_failures, r.graphs, r.guards, r.kernels);
+      if (r.damaged_records + r.unknown_records > 0) {
+        std::cout << fmt::format("  skipped: {} damaged records, {} of unknown kinds\n", r.damaged_records, r.unknown_records);
+      }
+    }
+  }
+  if (o.json) {
+    nlohmann::json out{{"db", result.db}, {"runs", runs}, {"warnings", result.warnings}, {"errors", result.errors}};
+    std::cout << out.dump(2) << "\n";
+  } else if (!result.runs.empty()) {
+    std::cout << fmt::format("Recorded in {}\n  next: tcprof report {}   |   tcprof check {} --baseline FILE\n", result.db,
+                             result.db, result.db);
+  }
+  std::cout.flush();
+  if (!result.errors.empty()) {
+    std::string message = result.errors.front();
+    for (size_t i = 1; i < result.errors.size(); ++i) message += "\n  " + result.errors[i];
+    if (!result.runs.empty()) message += fmt::format("\n  (what could be read is in {})", result.db);
+    throw Error(ErrorKind::Input, message);
+  }
+}
+
+}  // namespace
+
+void add_import_command(CLI::App& app) {
+  auto o = std::make_shared<ImportOptions>();
+  auto* cmd = app.add_subcommand(
+      "import", "Import PyTorch TORCH_TRACE logs (file, folder of ranks, .gz) and torch.profiler traces into a run database");
+  cmd->add_option("path", o->paths, "TORCH_TRACE log file, .gz, or folder of dedicated_log_torch_trace_rank_N_*.log");
+  cmd->add_option("--kineto", o->kineto, "torch.profiler Chrome trace (.json or .json.gz) of the same job; repeatable (one per rank)");
+  cmd->add_option("--db", o->db, "Run database to write (default: ./tcprof-runs/<name>-<date-time>.db)");
+  cmd->add_flag("--json", o->json, "Machine-readable output");
+  cmd->callback([o] { run_import(*o); });
+}
+
+}  // namespace tcprof::cli
