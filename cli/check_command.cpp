@@ -18,6 +18,7 @@
 #include "cli/baseline.h"
 #include "cli/commands.h"
 #include "cli/gate_format.h"
+#include "cli/import/trace_import.h"
 #include "cli/model_command.h"
 #include "cli/progress.h"
 #include "cli/text_format.h"
@@ -149,6 +150,20 @@ void check(CheckOptions o) {
   std::optional<Id> run_id = o.run_id;
   if (is_sqlite_file(o.model.model)) {
     db_path = o.model.model;
+  } else if (import::looks_like_torch_trace(o.model.model)) {
+    // A PyTorch TORCH_TRACE log or folder: imported on the fly, so CI is one line after
+    // `TORCH_TRACE=DIR python train.py`. --db keeps the import; by default it is temporary.
+    if (o.run_id) throw Error(ErrorKind::Usage, "--run selects a run in a database; a log is imported as new runs");
+    if (o.model.db.empty() || o.model.db == "none") {
+      temporary.emplace();
+      o.model.db = temporary->path();
+    }
+    import::ImportResult imported = import::import_traces({{o.model.model}, {}, o.model.db});
+    for (const auto& w : imported.warnings) std::cerr << "tcprof: warning: " << w << "\n";
+    if (!imported.errors.empty()) throw Error(ErrorKind::Input, imported.errors.front());
+    if (imported.runs.empty()) throw Error(ErrorKind::Input, fmt::format("'{}' holds no compiles to check", o.model.model));
+    db_path = o.model.db;
+    run_id = imported.runs.back().run_id;
   } else {
     if (o.run_id) throw Error(ErrorKind::Usage, "--run selects a run in a database; MODEL records a new one");
     if (o.model.db == "none") {
@@ -215,7 +230,8 @@ void add_check_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "check", "CI gate: run a model (or read a run database) and compare with a committed baseline");
   add_model_options(cmd, o->model, true);
-  cmd->get_option("model")->description("TorchScript archive to run, or a run database (.db) to judge");
+  cmd->get_option("model")->description(
+      "TorchScript archive to run, a run database (.db) to judge, or a PyTorch TORCH_TRACE log or folder to import and judge");
   cmd->add_option("--iters,-n", o->iters, "Calls to run (MODEL only)")->capture_default_str();
   cmd->add_option("--baseline", o->baseline, "Baseline JSON to compare with (or write, with --update-baseline)");
   cmd->add_flag("--update-baseline", o->update_baseline, "Write the baseline from this run instead of comparing");
