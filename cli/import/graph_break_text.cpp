@@ -151,6 +151,8 @@ GraphBreakEvent parse_graph_break(std::string_view text) {
   e.break_id = gb_id_of(text);
   e.reason = title.empty() ? context : title;
   if (!explanation.empty()) e.reason += (e.reason.empty() ? "" : ": ") + explanation;
+  // Readers add their own full stop after the reason.
+  while (!e.reason.empty() && e.reason.back() == '.') e.reason.pop_back();
   for (const auto& h : hints) e.hint += (e.hint.empty() ? "" : " ") + h;
   e.type = break_type_for(e.break_id, text);
   e.op = e.type == "data_dependent_branch" ? std::string() : first_backticked(explanation.empty() ? title : explanation);
