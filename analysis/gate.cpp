@@ -288,6 +288,15 @@ GateResult evaluate_gate(const RunView& run, const Baseline* baseline, const Gat
   check_limits(run, limits, sources, findings);
   result.findings = std::move(findings.regressions);
   result.findings.insert(result.findings.end(), findings.improvements.begin(), findings.improvements.end());
+  // A run imported from PyTorch's logs is fixed in the user's Python, not with tcprof's flags.
+  if (run.run.source == "torch_trace") {
+    for (auto& f : result.findings) {
+      if (f.kind == "more_recompiles" || f.kind == "max_recompiles") {
+        f.hint = "a guard failed on a new input (usually a size): torch._dynamo.mark_dynamic(tensor, dim) "
+                 "on the input, or pad inputs to fewer sizes; `tcprof report` shows which guard failed";
+      }
+    }
+  }
   return result;
 }
 
