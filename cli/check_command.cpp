@@ -14,6 +14,7 @@
 #include <torch/csrc/jit/runtime/print_handler.h>
 
 #include "analysis/gate.h"
+#include "analysis/rank_divergence.h"
 #include "analysis/source_index.h"
 #include "cli/baseline.h"
 #include "cli/commands.h"
@@ -39,6 +40,7 @@ struct CheckOptions {
   std::string format = "text";
   std::optional<int64_t> max_graph_breaks, max_recompiles;
   std::optional<int64_t> run_id;
+  std::string rank;  // --rank N|all: which ranks of a multi-rank import to judge
 };
 
 bool is_sqlite_file(const std::string& path) {
@@ -79,6 +81,29 @@ std::string update_command(const CheckOptions& o) {
     out += " " + shell_quote(a);
   }
   return out + " --update-baseline";
+}
+
+// --rank N|all on a multi-rank import: the run of rank N, or every rank's, of the job `run_id` is in.
+std::vector<Id> runs_of_rank(const RunReader& reader, Id run_id, const std::string& rank) {
+  std::vector<RankRun> ranks = rank_divergence(reader, run_id).ranks;
+  if (ranks.empty()) {
+    auto row = reader.run(run_id);
+    ranks.push_back({row ? row->rank : 0, run_id});
+  }
+  if (rank == "all") {
+    std::vector<Id> out;
+    for (const auto& r : ranks) out.push_back(r.run_id);
+    return out;
+  }
+  char* end = nullptr;
+  long wanted = std::strtol(rank.c_str(), &end, 10);
+  if (rank.empty() || *end != '\0') throw Error(ErrorKind::Usage, fmt::format("--rank takes a number or 'all', not '{}'", rank));
+  std::string have;
+  for (const auto& r : ranks) {
+    if (r.rank == wanted) return {r.run_id};
+    have += (have.empty() ? "" : ", ") + std::to_string(r.rank);
+  }
+  throw Error(ErrorKind::Usage, fmt::format("no rank {} in this job (ranks: {})", wanted, have));
 }
 
 // Runs the workload like `tcprof run` and returns the run's id in s.db_path.
@@ -176,49 +201,58 @@ void check(CheckOptions o) {
     db_path = s.db_path;
   }
   RunReader reader(db_path);
-  RunView run = view_run(reader, resolve_run(reader, run_id));
-
-  if (o.update_baseline) {
-    Baseline b = baseline_from_run(run);
-    save_baseline(b, o.baseline);
-    int64_t sites = 0, recompiles = 0, eager = 0;
-    for (const auto& f : b.frames) {
-      sites += static_cast<int64_t>(f.breaks.size());
-      recompiles += f.recompiles;
-      eager += f.eager_fallbacks;
+  std::vector<Id> judged{resolve_run(reader, run_id)};
+  if (!o.rank.empty()) judged = runs_of_rank(reader, judged.front(), o.rank);
+  if (judged.size() > 1 && (o.update_baseline || o.format == "json" || o.format == "junit")) {
+    throw Error(ErrorKind::Usage, "--rank all gives one verdict per rank: use --format text or github, and "
+                                  "update a baseline from one rank (--rank N)");
+  }
+  int64_t regressions = 0;
+  for (Id judged_id : judged) {
+    RunView run = view_run(reader, judged_id);
+    if (judged.size() > 1) std::cout << fmt::format("rank {} (run {}):\n", run.run.rank, run.run_id);
+    if (o.update_baseline) {
+      Baseline b = baseline_from_run(run);
+      save_baseline(b, o.baseline);
+      int64_t sites = 0, recompiles = 0, eager = 0;
+      for (const auto& f : b.frames) {
+        sites += static_cast<int64_t>(f.breaks.size());
+        recompiles += f.recompiles;
+        eager += f.eager_fallbacks;
+      }
+      std::cout << fmt::format("Wrote baseline {}\n  {}, {}, {}, {}\n  from run {} in {}\n", o.baseline,
+                               text::plural(static_cast<int64_t>(b.frames.size()), "frame", "frames"),
+                               text::plural(sites, "break site", "break sites"),
+                               text::plural(recompiles, "recompile", "recompiles"),
+                               text::plural(eager, "eager fallback", "eager fallbacks"), run.run_id, db_path);
+      continue;
     }
-    std::cout << fmt::format("Wrote baseline {}\n  {}, {}, {}, {}\n  from run {} in {}\n", o.baseline,
-                             text::plural(static_cast<int64_t>(b.frames.size()), "frame", "frames"),
-                             text::plural(sites, "break site", "break sites"),
-                             text::plural(recompiles, "recompile", "recompiles"),
-                             text::plural(eager, "eager fallback", "eager fallbacks"), run.run_id, db_path);
-    return;
-  }
-  if (baseline) {
-    nlohmann::json now = baseline_from_run(run).workload;
-    for (const auto& d : workload_differences(baseline->workload, now)) {
-      std::cerr << "tcprof: warning: different workload than the baseline's: " << d << "\n";
+    if (baseline) {
+      nlohmann::json now = baseline_from_run(run).workload;
+      for (const auto& d : workload_differences(baseline->workload, now)) {
+        std::cerr << "tcprof: warning: different workload than the baseline's: " << d << "\n";
+      }
     }
+    GateResult result = evaluate_gate(run, baseline ? &*baseline : nullptr,
+                                      GateLimits{o.max_graph_breaks, o.max_recompiles},
+                                      SourceIndex::of_run(reader, run.run_id));
+    GateContext context{o.baseline, temporary ? std::string() : db_path, run.run.model_path.empty() ? o.model.model : run.run.model_path,
+                        update_command(o)};
+    if (o.format == "json") {
+      std::cout << gate_json(result, context).dump(2) << "\n";
+    } else if (o.format == "junit") {
+      std::cout << gate_junit(result, context);
+    } else if (o.format == "github") {
+      std::cout << gate_github(result, context);
+    } else {
+      std::cout << gate_text(result, context);
+    }
+    std::cout.flush();
+    regressions += result.regressions();
   }
-  GateResult result = evaluate_gate(run, baseline ? &*baseline : nullptr,
-                                    GateLimits{o.max_graph_breaks, o.max_recompiles},
-                                    SourceIndex::of_run(reader, run.run_id));
-  GateContext context{o.baseline, temporary ? std::string() : db_path, run.run.model_path.empty() ? o.model.model : run.run.model_path,
-                      update_command(o)};
-  if (o.format == "json") {
-    std::cout << gate_json(result, context).dump(2) << "\n";
-  } else if (o.format == "junit") {
-    std::cout << gate_junit(result, context);
-  } else if (o.format == "github") {
-    std::cout << gate_github(result, context);
-  } else {
-    std::cout << gate_text(result, context);
-  }
-  std::cout.flush();
-  if (result.regressions() > 0) {
+  if (regressions > 0) {
     throw Error(ErrorKind::Check,
-                fmt::format("check failed: {} against {}",
-                            text::plural(result.regressions(), "regression", "regressions"),
+                fmt::format("check failed: {} against {}", text::plural(regressions, "regression", "regressions"),
                             o.baseline.empty() ? "the limits" : o.baseline));
   }
 }
@@ -239,6 +273,7 @@ void add_check_command(CLI::App& app) {
   cmd->add_option("--max-graph-breaks", o->max_graph_breaks, "Fail when the run has more graph breaks");
   cmd->add_option("--max-recompiles", o->max_recompiles, "Fail when the run has more recompiles");
   cmd->add_option("--run", o->run_id, "Run id in DB (default: the newest)");
+  cmd->add_option("--rank", o->rank, "Multi-rank import: judge rank N, or all ranks (one verdict each)");
   cmd->callback([o] { check(*o); });
 }
 

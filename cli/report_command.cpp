@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/break_sites.h"
+#include "analysis/rank_divergence.h"
 #include "analysis/kernel_stats.h"
 #include "analysis/recompiles.h"
 #include "analysis/run_summary.h"
@@ -136,6 +137,26 @@ void write_hints(fmt::memory_buffer& out, const std::vector<PerfHintRow>& hints,
   }
 }
 
+// Shown once per multi-rank job, under its lowest rank's run.
+void write_divergence(fmt::memory_buffer& out, const analysis::RankDivergence& d, Id run_id) {
+  if (d.ranks.empty() || d.ranks.front().run_id != run_id) return;
+  std::string runs;
+  for (const auto& r : d.ranks) runs += fmt::format("{}rank {} = run {}", runs.empty() ? "" : ", ", r.rank, r.run_id);
+  if (d.items.empty()) {
+    fmt::format_to(std::back_inserter(out), "\n  Ranks ({}): all compiled the same\n", runs);
+    return;
+  }
+  fmt::format_to(std::back_inserter(out), "\n  Ranks diverge ({}): {}\n", runs,
+                 text::plural(static_cast<int64_t>(d.items.size()), "difference", "differences"));
+  for (const auto& item : d.items) {
+    const char* what = item.kind == "compile_on_some_ranks" ? "compile"
+                       : item.kind == "recompiles_differ"   ? "recompiles in"
+                                                            : "graph breaks in";
+    fmt::format_to(std::back_inserter(out), "{}", text::wrap(fmt::format("    {} {}: ", what, item.subject), item.detail));
+    if (!item.reason.empty()) fmt::format_to(std::back_inserter(out), "{}", text::wrap("      because: ", item.reason));
+  }
+}
+
 std::string render_text(const RunReader& reader, const std::vector<RunRow>& runs, size_t top) {
   fmt::memory_buffer out;
   fmt::format_to(std::back_inserter(out), "{}: {}\n", reader.path(),
@@ -144,9 +165,15 @@ std::string render_text(const RunReader& reader, const std::vector<RunRow>& runs
     fmt::format_to(std::back_inserter(out), "\nRun {} · {} {} · {} · {}\n", run.id, run.command,
                    run.model_path.empty() ? "-" : run.model_path, run.started_at,
                    analysis::status_text(run));
-    fmt::format_to(std::back_inserter(out), "  stance {} · device {} · LibTorch {}\n",
-                   run.stance.empty() ? "default" : run.stance, run.device.empty() ? "-" : run.device,
-                   run.libtorch_version.empty() ? "-" : run.libtorch_version);
+    if (run.source == "torch_trace") {
+      fmt::format_to(std::back_inserter(out), "  imported from PyTorch's TORCH_TRACE · PyTorch {} · device {} · rank {} of {}\n",
+                     run.libtorch_version.empty() ? "-" : run.libtorch_version, run.device.empty() ? "-" : run.device,
+                     run.rank, run.world_size);
+    } else {
+      fmt::format_to(std::back_inserter(out), "  stance {} · device {} · LibTorch {}\n",
+                     run.stance.empty() ? "default" : run.stance, run.device.empty() ? "-" : run.device,
+                     run.libtorch_version.empty() ? "-" : run.libtorch_version);
+    }
     if (run.dropped_events > 0) {
       fmt::format_to(std::back_inserter(out), "  warning: {} events were not written\n", run.dropped_events);
     }
@@ -157,6 +184,7 @@ std::string render_text(const RunReader& reader, const std::vector<RunRow>& runs
     write_kernels(out, analysis::kernel_stats(reader, run.id), top);  // GPU work first in a CUDA run
     write_steps(out, reader.steps(run.id));
     write_hints(out, reader.perf_hints(run.id), top);
+    write_divergence(out, analysis::rank_divergence(reader, run.id), run.id);
   }
   return fmt::to_string(out);
 }
@@ -188,6 +216,14 @@ nlohmann::json render_json(const RunReader& reader, const std::vector<RunRow>& r
     json hints = json::array();
     for (const auto& h : reader.perf_hints(run.id)) hints.push_back(json_rows::perf_hint(h));
     j["perf_hints"] = hints;
+    auto divergence = analysis::rank_divergence(reader, run.id);
+    if (!divergence.ranks.empty()) {
+      json items = json::array();
+      for (const auto& d : divergence.items) {
+        items.push_back({{"kind", d.kind}, {"subject", d.subject}, {"detail", d.detail}, {"reason", d.reason}});
+      }
+      j["rank_divergence"] = items;
+    }
     jruns.push_back(std::move(j));
   }
   out["runs"] = jruns;

@@ -4,6 +4,10 @@
 
 #include <fstream>
 
+#include <zlib.h>
+
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "tests/test_support.h"
@@ -79,6 +83,51 @@ TEST(ImportReaders, ReportCheckDiffExport) {
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
   auto trace = nlohmann::json::parse(read_file(chrome));
   EXPECT_FALSE(trace["traceEvents"].empty());
+}
+
+std::string gunzip(const std::string& path) {
+  gzFile gz = gzopen(path.c_str(), "rb");
+  std::string out;
+  char buf[1 << 16];
+  int n;
+  while ((n = gzread(gz, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  gzclose(gz);
+  return out;
+}
+
+// Two ranks where rank 1 never recompiled (its log ends before compile 0/1): report lists the
+// divergence, check judges one rank or each.
+TEST(ImportReaders, MultiRankDivergenceAndCheckRank) {
+  TempDir dir;
+  std::string log = gunzip(kMlp);
+  size_t second = log.find("\"frame_compile_id\": 1");
+  ASSERT_NE(second, std::string::npos);
+  std::filesystem::create_directories(dir.file("tt"));
+  std::ofstream(dir.file("tt/dedicated_log_torch_trace_rank_0_a.log")) << log;
+  std::ofstream(dir.file("tt/dedicated_log_torch_trace_rank_1_b.log")) << log.substr(0, log.rfind('\n', second) + 1);
+  std::string db = dir.file("ranks.db");
+  auto imported = run_command(kBin + " import " + dir.file("tt") + " --db " + db + " --json");
+  ASSERT_EQ(imported.exit_code, 0) << imported.output;
+  auto j = nlohmann::json::parse(imported.output);
+  ASSERT_EQ(j["runs"].size(), 2u);
+  EXPECT_EQ(j["runs"][0]["rank"], 0);
+  EXPECT_EQ(j["runs"][1]["rank"], 1);
+  EXPECT_EQ(j["runs"][1]["world_size"], 2);
+
+  auto report = run_command(kBin + " report " + db, true);
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_NE(report.output.find("Ranks diverge"), std::string::npos) << report.output;
+  EXPECT_NE(report.output.find("compile 0/1: on rank 0 only; missing on 1"), std::string::npos) << report.output;
+  EXPECT_NE(report.output.find("size mismatch"), std::string::npos) << report.output;  // the reason
+
+  std::string baseline = dir.file("b.json");
+  ASSERT_EQ(run_command(kBin + " check " + db + " --rank 1 --baseline " + baseline + " --update-baseline").exit_code, 0);
+  EXPECT_EQ(run_command(kBin + " check " + db + " --rank 1 --baseline " + baseline).exit_code, 0);
+  auto all = run_command(kBin + " check " + dir.file("tt") + " --rank all --baseline " + baseline, true);
+  EXPECT_EQ(all.exit_code, 1) << all.output;  // rank 0 recompiled, rank 1's baseline has none
+  EXPECT_NE(all.output.find("rank 0 (run"), std::string::npos) << all.output;
+  EXPECT_NE(all.output.find("rank 1 (run"), std::string::npos) << all.output;
+  EXPECT_EQ(run_command(kBin + " check " + db + " --rank 5 --baseline " + baseline).exit_code, 2);
 }
 
 }  // namespace
