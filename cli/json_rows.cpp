@@ -21,7 +21,10 @@ json run(const RunRow& r) {
           {"status", r.status},
           {"status_inferred", r.status_inferred},
           {"last_event_at", r.last_event_at},
-          {"dropped_events", r.dropped_events}};
+          {"dropped_events", r.dropped_events},
+          {"source", r.source},
+          {"rank", r.rank},
+          {"world_size", r.world_size}};
 }
 
 json summary(const analysis::RunSummary& m) {

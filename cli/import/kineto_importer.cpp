@@ -36,7 +36,7 @@ bool starts_with(const std::string& s, const char* prefix) { return s.rfind(pref
 
 // A CPU span that says something about the kernels launched inside it.
 struct Span {
-  enum Kind { Region, Forward, Backward, FxCall, Autotune } kind;
+  enum Kind { Region, Forward, Backward, FxCall, Autotune } kind = Region;
   int64_t tid = 0;
   double start = 0, end = 0;  // Kineto us
   std::string text;           // region label or fx key
@@ -89,7 +89,7 @@ KinetoCounts import_kineto(const std::string& path, KinetoTarget& target) {
     }
     if (cat != "cpu_op" && cat != "user_annotation") continue;
     std::string name = e.value("name", "");
-    Span s{Span::Region};
+    Span s;
     if (starts_with(name, "Torch-Compiled Region: ")) {
       s.kind = Span::Region;
       s.text = name.substr(23);

@@ -96,6 +96,7 @@ struct TorchTraceImporter::Compile {
   GraphEvent graph;  // the inductor graph waiting for its output code and cache key
   std::map<std::string, std::vector<int64_t>> open_phases;  // chromium B events without their E
   std::unordered_map<std::string, Id> guard_by_expr;
+  std::unordered_map<std::string, Id> tensor_guard;  // input name -> its TENSOR_MATCH guard
 };
 
 struct TorchTraceImporter::Session {
@@ -103,6 +104,7 @@ struct TorchTraceImporter::Session {
   ImportedRun stats;
   std::map<std::string, Compile> compiles;  // by label
   std::set<std::string> started;            // labels with a dynamo_start
+  std::set<std::string> dynamo_begun;       // labels whose chromium "dynamo" span began
   std::unordered_map<int, Id> frames;
   std::string config_json, device;
   int64_t first_ns = 0;
@@ -286,6 +288,12 @@ void TorchTraceImporter::write_compile(Compile& c) {
       g.compile_id = failed->second.id;
       auto guard = failed->second.guard_by_expr.find(normalise_guard(reason.guard));
       if (!reason.guard.empty() && guard != failed->second.guard_by_expr.end()) g.guard_id = guard->second;
+      // "tensor 'y' size mismatch ...": the failed guard is the entry's TENSOR_MATCH on y.
+      if (g.guard_id == 0 && reason.message.rfind("tensor '", 0) == 0) {
+        std::string name = reason.message.substr(8, reason.message.find('\'', 8) - 8);
+        auto tensor = failed->second.tensor_guard.find(name);
+        if (tensor != failed->second.tensor_guard.end()) g.guard_id = tensor->second;
+      }
     }
     g.expected = reason.expected;
     g.actual = reason.actual;
@@ -295,9 +303,8 @@ void TorchTraceImporter::write_compile(Compile& c) {
   }
 }
 
-void TorchTraceImporter::on_chromium(Compile* c, const std::string& payload) {
-  nlohmann::json ev = nlohmann::json::parse(payload, nullptr, false);
-  if (ev.is_discarded() || !ev.is_object()) return;
+void TorchTraceImporter::on_chromium(Compile* c, const nlohmann::json& ev) {
+  if (!ev.is_object()) return;
   Session& s = session();
   int64_t ts = ev.contains("ts") && ev["ts"].is_number() ? std::llround(ev["ts"].get<double>() * 1000.0) : 0;
   if (ts > 0 && (s.first_ns == 0 || ts < s.first_ns)) s.first_ns = ts;
@@ -433,9 +440,21 @@ void TorchTraceImporter::add(const TraceRecord& r) {
   int frame = has_compile ? env["frame_id"].get<int>() : 0;
   int frame_compile = has_compile ? env["frame_compile_id"].get<int>() : 0;
   std::string label = fmt::format("{}/{}", frame, frame_compile);
-  if (kind == "dynamo_start" && session_ && session_->started.count(label) > 0) {
-    close_session();  // the same compile id again: torch._dynamo.reset() began a new session
+  // The same compile id starting again: torch._dynamo.reset() began a new session. Its first
+  // record is the chromium "dynamo" begin event, just before dynamo_start.
+  nlohmann::json chromium;
+  if (kind == "chromium_event") {
+    chromium = nlohmann::json::parse(r.payload, nullptr, false);
+    if (chromium.is_object() && chromium.value("ph", "") == "B" && chromium.value("name", "") == "dynamo") {
+      const auto& args = chromium.value("args", nlohmann::json::object());
+      std::string begun = args.is_object() ? str_or(args, "compile_id") : std::string();
+      if (!begun.empty() && !session().dynamo_begun.insert(begun).second) {
+        close_session();
+        session().dynamo_begun.insert(begun);
+      }
+    }
   }
+  if (kind == "dynamo_start" && session_ && session_->started.count(label) > 0) close_session();
   if (kind == "describe_tensor") {
     Session& s = session();
     if (s.device.empty() || s.device == "cpu") {
@@ -463,7 +482,7 @@ void TorchTraceImporter::add(const TraceRecord& r) {
       frame_for(frame, top.value("name", ""), resolve(top.value("filename", nlohmann::json())), top.value("line", 0));
     }
   } else if (kind == "chromium_event") {
-    on_chromium(c, r.payload);
+    on_chromium(c, chromium);
   } else if (kind == "compilation_metrics" && c != nullptr) {
     on_metrics(*c, body);
   } else if (const char* gk = graph_kind(kind); gk != nullptr && c != nullptr) {
@@ -490,6 +509,11 @@ void TorchTraceImporter::add(const TraceRecord& r) {
       g.file = resolve_suffix(leaf.file);
       g.line = leaf.line;
       c->guard_by_expr.emplace(normalise_guard(g.expr), g.id);
+      if (g.kind == "tensor_match") {
+        std::string e = normalise_guard(g.expr);  // check_tensor(y, Tensor, ...)
+        size_t open = e.find('(');
+        if (open != std::string::npos) c->tensor_guard.emplace(e.substr(open + 1, e.find(',', open) - open - 1), g.id);
+      }
       s.writer->record(std::move(g));
       ++s.stats.guards;
     }

@@ -74,7 +74,7 @@ class TorchTraceImporter {
   // The innermost frame of the user's code in a `stack` / `user_stack` list.
   bool user_frame(const nlohmann::json& stack, std::string& file, int& line) const;
 
-  void on_chromium(Compile* c, const std::string& payload);
+  void on_chromium(Compile* c, const nlohmann::json& event);
   void on_metrics(Compile& c, const nlohmann::json& m);
   void on_graph(Compile& c, const std::string& kind, const std::string& payload);
   void on_artifact(Compile* c, const std::string& name, const TraceRecord& r);

@@ -95,6 +95,8 @@ TEST(ImportCounts, BreaksFixture) {
   ASSERT_EQ(first.failures.size(), 1u);
   EXPECT_EQ(first.failures[0].expected, "4");
   EXPECT_EQ(first.failures[0].actual, "8");
+  EXPECT_EQ(first.failures[0].guard_kind, "tensor_match");  // the failed entry's guard on x
+  EXPECT_NE(first.failures[0].guard_expr.find("check_tensor(L['x']"), std::string::npos);
 
   // Frames: the compiled function and its resume functions, at their user lines.
   ASSERT_EQ(frames.size(), 5u);

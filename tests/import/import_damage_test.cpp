@@ -8,6 +8,7 @@
 #include "cli/import/trace_import.h"
 #include "cli/import/trace_lines.h"
 #include "core/run_reader.h"
+#include "core/sqlite_db.h"
 #include "tests/test_support.h"
 
 namespace tcprof::import {
@@ -172,6 +173,15 @@ TEST_F(ImportDamage, ResetStartsANewRun) {
   EXPECT_EQ(r.runs[0].compiles, 2);
   EXPECT_EQ(r.runs[1].compiles, 2);
   EXPECT_EQ(r.runs[1].frames, 1);
+  // Each session keeps its own compile phases whole: none left open, the same in both.
+  Database db(r.db, Database::Mode::ReadOnly);
+  auto phases = db.prepare("SELECT run_id, count(*), sum(phase LIKE '%(unfinished)') FROM compile_phases GROUP BY run_id ORDER BY run_id");
+  ASSERT_TRUE(phases.step());
+  int64_t first = phases.int64(1);
+  EXPECT_EQ(phases.int64(2), 0);
+  ASSERT_TRUE(phases.step());
+  EXPECT_EQ(phases.int64(1), first);
+  EXPECT_EQ(phases.int64(2), 0);
 }
 
 TEST_F(ImportDamage, FolderOfRanksGivesOneRunPerRank) {
