@@ -24,6 +24,8 @@ RunList::RunList(QWidget* parent) : QTreeWidget(parent) {
 QString RunList::runText(const RunRow& r) {
   QString model = QFileInfo(QString::fromStdString(r.model_path)).fileName();
   QString text = QString("#%1 %2").arg(r.id).arg(QString::fromStdString(r.command));
+  // A multi-rank import is one run per rank: the rank is how the user picks one.
+  if (r.world_size > 1) text += QString(" · rank %1/%2").arg(r.rank).arg(r.world_size);
   if (!model.isEmpty()) text += " · " + model;
   if (r.status != "finished") text += QString(" [%1]").arg(QString::fromStdString(r.status));
   return text;
