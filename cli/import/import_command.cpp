@@ -63,21 +63,29 @@ void run_import(ImportOptions o) {
                     {"damaged_records", r.damaged_records}, {"unknown_records", r.unknown_records},
                     {"db", result.db}});
     if (!o.json) {
+      auto n = [](int64_t count, const char* one, const char* many) {
+        return fmt::format("{} {}", count, count == 1 ? one : many);
+      };
       std::cout << fmt::format(
-          "Imported {} as run {} (PyTorch {}, rank {}{}):\n  {} frames, {} compiles ({} incomplete), {} graph "
-          "breaks at {} sites, {} recompiles ({} guard failures), {} graphs, {} guards, {} kernels\n",
+          "Imported {} as run {} (PyTorch {}, rank {}{}):\n  {}, {} ({} incomplete), {} at {}, {} ({}), {}, "
+          "{}, {}\n",
           r.trace, r.run_id, r.pytorch_version.empty() ? "version unknown" : r.pytorch_version, r.rank,
-          r.world_size > 1 ? fmt::format(" of {}", r.world_size) : "", r.frames, r.compiles, r.compiles_incomplete,
-          r.graph_breaks, sites, r.recompiles, r.guard_failures, r.graphs, r.guards, r.kernels);
+          r.world_size > 1 ? fmt::format(" of {}", r.world_size) : "", n(r.frames, "frame", "frames"),
+          n(r.compiles, "compile", "compiles"), r.compiles_incomplete, n(r.graph_breaks, "graph break", "graph breaks"),
+          n(sites, "site", "sites"), n(r.recompiles, "recompile", "recompiles"),
+          n(r.guard_failures, "guard failure", "guard failures"), n(r.graphs, "graph", "graphs"),
+          n(r.guards, "guard", "guards"), n(r.kernels, "kernel", "kernels"));
       if (r.damaged_records + r.unknown_records > 0) {
         std::cout << fmt::format("  skipped: {} damaged records, {} of unknown kinds\n", r.damaged_records, r.unknown_records);
       }
     }
   }
   if (o.json) {
-    nlohmann::json out{{"db", result.db}, {"runs", runs}, {"warnings", result.warnings}, {"errors", result.errors}};
+    nlohmann::json out{{"db", result.db}, {"runs", runs}, {"warnings", result.warnings}, {"errors", result.errors},
+                     {"kineto", result.notes}};
     std::cout << out.dump(2) << "\n";
   } else if (!result.runs.empty()) {
+    for (const auto& note : result.notes) std::cout << "Kineto " << note << "\n";
     std::cout << fmt::format("Recorded in {}\n  next: tcprof report {}   |   tcprof check {} --baseline FILE\n", result.db,
                              result.db, result.db);
   }

@@ -70,6 +70,12 @@ std::string describe_damage(const std::string& path, const TraceDamage& d) {
   return fmt::format("{}: {}; first: {}", path, what, d.first_problem);
 }
 
+std::string kineto_note(const std::string& path, const KinetoCounts& c) {
+  return fmt::format("{}: {} kernels ({} autotuning, {} in compiled graphs, {} eager), {} compiled-region calls, "
+                     "{} FX graphs matched by cache key",
+                     path, c.kernels, c.autotune, c.compiled, c.eager, c.regions, c.fx_keys_matched);
+}
+
 }  // namespace
 
 bool looks_like_torch_trace(const std::string& path) {
@@ -118,7 +124,7 @@ ImportResult import_traces(const ImportRequest& request) {
       if (kineto_used[k] || (files.size() > 1 && file.rank >= 0 && file.rank != static_cast<int>(k))) continue;
       KinetoTarget target = importer.kineto_target();
       try {
-        import_kineto(request.kineto[k], target);
+        result.notes.push_back(kineto_note(request.kineto[k], import_kineto(request.kineto[k], target)));
       } catch (const Error& e) {
         result.errors.push_back(e.what());
       }
@@ -143,7 +149,7 @@ ImportResult import_traces(const ImportRequest& request) {
     TorchTraceImporter importer(request.db, request.kineto[k], -1, 1);
     KinetoTarget target = importer.kineto_target();
     try {
-      import_kineto(request.kineto[k], target);
+      result.notes.push_back(kineto_note(request.kineto[k], import_kineto(request.kineto[k], target)));
     } catch (const Error& e) {
       result.errors.push_back(e.what());
     }

@@ -19,6 +19,7 @@ struct ImportResult {
   std::vector<ImportedRun> runs;
   std::vector<std::string> warnings;  // damage and unknown records, one line each
   std::vector<std::string> errors;    // inputs that could not be used at all
+  std::vector<std::string> notes;     // what each Kineto trace held, one line each
 };
 
 // Imports what can be read. Files that are not logs at all land in `errors` (the caller exits 2);

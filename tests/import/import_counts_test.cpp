@@ -123,6 +123,11 @@ TEST(ImportCounts, MlpWithKineto) {
   EXPECT_EQ(r.runs[0].recompiles, 1);
   EXPECT_EQ(r.runs[0].graph_breaks, 0);
   EXPECT_EQ(r.runs[0].kernels, 685);
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].find("685 kernels (624 autotuning, 40 in compiled graphs, 21 eager), 3 compiled-region calls, "
+                            "4 FX graphs matched"),
+            std::string::npos)
+      << r.notes[0];
   EXPECT_EQ(count(r.db, "SELECT count(*) FROM kernels WHERE kind='autotune'"), 624);
   EXPECT_EQ(count(r.db, "SELECT count(*) FROM kernels WHERE kind IN ('generated','extern')"), 40);
   EXPECT_EQ(count(r.db, "SELECT count(*) FROM kernels WHERE kind='eager'"), 21);
