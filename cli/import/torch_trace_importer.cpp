@@ -3,10 +3,14 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 
 #include "cli/import/graph_break_text.h"
+#include "core/sha256.h"
 #include "core/sqlite_db.h"
 #include "core/store_open.h"
 
@@ -110,6 +114,7 @@ struct TorchTraceImporter::Session {
   int64_t first_ns = 0;
   bool interrupted = false;
   KinetoTarget target;
+  std::set<std::string> user_files;  // recorded with the run when readable here (sources table)
 };
 
 TorchTraceImporter::TorchTraceImporter(std::string db_path, std::string trace_path, int rank, int world_size)
@@ -163,6 +168,7 @@ Id TorchTraceImporter::frame_for(int frame, const std::string& name, const std::
   f.name = name.empty() ? fmt::format("frame {}", frame) : name;
   f.file = file;
   f.line = line;
+  if (!f.file.empty()) s.user_files.insert(f.file);
   s.writer->record(f);
   s.frames[frame] = f.id;
   ++s.stats.frames;
@@ -388,6 +394,7 @@ void TorchTraceImporter::on_artifact(Compile* c, const std::string& name, const 
   } else if (name == "dynamo_graph_break_reason" && c != nullptr) {
     GraphBreakEvent e = parse_graph_break(r.payload);
     e.compile_id = c->id;
+    if (!e.file.empty()) s.user_files.insert(e.file);
     s.writer->record(std::move(e));
     ++s.stats.graph_breaks;
   } else if (name == "recompile_reasons" && c != nullptr) {
@@ -561,6 +568,19 @@ void TorchTraceImporter::close_session() {
     // Records with a compile id but no dynamo_start and no metrics are runtime work (lazy
     // backward compiles) of a compile of an earlier session or cut off: not a compile of its own.
     if (c.closed || s.started.count(label) > 0) write_compile(c);
+  }
+  // The user's files, as they are where the import runs (the CI checkout that ran the job), so
+  // readers show source lines even where the file is gone. Libraries are not the user's code.
+  for (const auto& file : s.user_files) {
+    std::error_code ec;
+    if (is_library_path(file) || !std::filesystem::is_regular_file(file, ec) ||
+        std::filesystem::file_size(file, ec) > (size_t{4} << 20)) {
+      continue;
+    }
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in.bad()) s.writer->record(SourceEvent{file, sha256_hex(text.str()), text.str()});
   }
   s.writer->close(s.interrupted ? "interrupted" : "finished");
   // What the run row could only learn from later records: version, config, device, start time.

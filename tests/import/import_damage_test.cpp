@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "cli/import/trace_import.h"
@@ -197,6 +198,36 @@ TEST_F(ImportDamage, FolderOfRanksGivesOneRunPerRank) {
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[0].world_size, 2);
   EXPECT_EQ(runs[0].rank + runs[1].rank, 1);
+}
+
+// Where the job's files are readable at import time (the CI checkout), the run keeps their text.
+TEST_F(ImportDamage, UserSourcesAreRecordedWhenReadable) {
+  std::string breaks = gunzip(kFixtures + "/breaks_torch2.11_h100.log.gz");
+  std::string here = dir_.file("project");
+  std::filesystem::create_directories(here);
+  std::filesystem::copy_file(kFixtures + "/make_traces.py", here + "/make_traces.py");
+  // String-table lines carry no payload (no MD5), so their paths can move without damage.
+  std::string moved;
+  size_t at = 0;
+  while (at < breaks.size()) {
+    size_t nl = breaks.find('\n', at);
+    std::string line = breaks.substr(at, nl - at + 1);
+    at = nl + 1;
+    if (line.find("] {\"str\": [\"/home/user/project/") != std::string::npos) {
+      line = testing::replace_all(line, "/home/user/project", here);
+    }
+    moved += line;
+  }
+  std::string path = dir_.file("moved.log");
+  write(path, moved);
+  ImportResult r = import_traces({{path}, {}, dir_.file("s.db")});
+  ASSERT_EQ(r.runs.size(), 1u);
+  EXPECT_EQ(r.runs[0].damaged_records, 0);
+  RunReader reader(r.db);
+  auto sources = reader.sources(r.runs[0].run_id);
+  ASSERT_EQ(sources.size(), 1u);
+  EXPECT_EQ(sources[0].file, here + "/make_traces.py");
+  EXPECT_NE(sources[0].text.find("class Breaky"), std::string::npos);
 }
 
 }  // namespace
