@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <istream>
+#include <streambuf>
 #include <unordered_map>
 #include <vector>
 
@@ -16,20 +19,56 @@
 namespace tcprof::import {
 namespace {
 
-std::string read_all(const std::string& path) {
-  gzFile gz = gzopen(path.c_str(), "rb");
-  if (gz == nullptr) throw Error(ErrorKind::Input, fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
-  std::string out;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(gz, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
-  int code = 0;
-  gzerror(gz, &code);
-  gzclose(gz);
-  if (n < 0 || code == Z_BUF_ERROR || code == Z_DATA_ERROR) {
-    throw Error(ErrorKind::Input, fmt::format("'{}': the gzip stream is damaged or cut short", path));
+// zlib as a std::streambuf, so the JSON parser reads a .json or .json.gz trace as a stream.
+class GzStreamBuf : public std::streambuf {
+ public:
+  explicit GzStreamBuf(const std::string& path) : path_(path) {
+    gz_ = gzopen(path.c_str(), "rb");
+    if (gz_ == nullptr) throw Error(ErrorKind::Input, fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
   }
-  return out;
+  ~GzStreamBuf() override { gzclose(gz_); }
+  bool damaged() const { return damaged_; }
+
+ protected:
+  int_type underflow() override {
+    int n = gzread(gz_, buffer_, sizeof buffer_);
+    int code = 0;
+    gzerror(gz_, &code);
+    if (n < 0 || code == Z_BUF_ERROR || code == Z_DATA_ERROR) damaged_ = true;
+    if (n <= 0) return traits_type::eof();
+    setg(buffer_, buffer_, buffer_ + n);
+    return traits_type::to_int_type(*gptr());
+  }
+
+ private:
+  std::string path_;
+  gzFile gz_ = nullptr;
+  char buffer_[1 << 16];
+  bool damaged_ = false;
+};
+
+// Streams the trace: `visit` sees each element of traceEvents, which is then dropped, so memory
+// is one event at a time. Returns the document without its events (baseTimeNanoseconds, ...).
+nlohmann::json for_each_event(const std::string& path, const std::function<void(const nlohmann::json&)>& visit) {
+  GzStreamBuf buf(path);
+  std::istream in(&buf);
+  bool in_events = false;
+  nlohmann::json::parser_callback_t callback = [&](int depth, nlohmann::json::parse_event_t event,
+                                                   nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (depth == 1 && event == E::key) in_events = parsed == "traceEvents";
+    if (in_events && depth == 2 && event == E::object_end) {
+      visit(parsed);
+      return false;
+    }
+    return true;
+  };
+  nlohmann::json doc = nlohmann::json::parse(in, callback, false);
+  if (buf.damaged()) throw Error(ErrorKind::Input, fmt::format("'{}': the gzip stream is damaged or cut short", path));
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("traceEvents")) {
+    throw Error(ErrorKind::Input, fmt::format("'{}' is not a torch.profiler (Kineto) Chrome trace: no traceEvents", path));
+  }
+  return doc;
 }
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
@@ -64,30 +103,19 @@ std::string dims(const nlohmann::json& j, const char* key, int32_t out[3]) {
 }  // namespace
 
 KinetoCounts import_kineto(const std::string& path, KinetoTarget& target) {
-  nlohmann::json doc = nlohmann::json::parse(read_all(path), nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("traceEvents") || !doc["traceEvents"].is_array()) {
-    throw Error(ErrorKind::Input, fmt::format("'{}' is not a torch.profiler (Kineto) Chrome trace: no traceEvents", path));
-  }
-  KinetoCounts counts;
-  if (doc.contains("distributedInfo") && doc["distributedInfo"].is_object()) {
-    counts.rank = static_cast<int>(as_int(doc["distributedInfo"], "rank", -1));
-  }
-  const int64_t base_ns = as_int(doc, "baseTimeNanoseconds", 0);
-  auto abs_ns = [&](double ts_us) { return base_ns + static_cast<int64_t>(std::llround(ts_us * 1000.0)); };
-  const auto& events = doc["traceEvents"];
-
+  // Pass 1: the CPU spans and launches that attribute kernels (kernels may come before them).
   std::vector<Span> spans;
   std::unordered_map<int64_t, Launch> launches;
-  for (const auto& e : events) {
-    if (!e.is_object() || e.value("ph", "") != "X") continue;
+  nlohmann::json doc = for_each_event(path, [&](const nlohmann::json& e) {
+    if (!e.is_object() || e.value("ph", "") != "X") return;
     std::string cat = e.value("cat", "");
     if (cat == "cuda_runtime" || cat == "cuda_driver") {
       const auto& args = e.value("args", nlohmann::json::object());
       int64_t corr = as_int(args, "correlation", -1);
       if (corr >= 0) launches[corr] = Launch{as_int(e, "tid"), e.value("ts", 0.0)};
-      continue;
+      return;
     }
-    if (cat != "cpu_op" && cat != "user_annotation") continue;
+    if (cat != "cpu_op" && cat != "user_annotation") return;
     std::string name = e.value("name", "");
     Span s;
     if (starts_with(name, "Torch-Compiled Region: ")) {
@@ -103,14 +131,20 @@ KinetoCounts import_kineto(const std::string& path, KinetoTarget& target) {
     } else if (starts_with(name, "CachingAutotuner.benchmark_all_configs")) {
       s.kind = Span::Autotune;
     } else {
-      continue;
+      return;
     }
     s.tid = as_int(e, "tid");
     s.start = e.value("ts", 0.0);
     s.end = s.start + e.value("dur", 0.0);
     s.seq = as_int(e.value("args", nlohmann::json::object()), "Sequence number", -1);
     spans.push_back(std::move(s));
+  });
+  KinetoCounts counts;
+  if (doc.contains("distributedInfo") && doc["distributedInfo"].is_object()) {
+    counts.rank = static_cast<int>(as_int(doc["distributedInfo"], "rank", -1));
   }
+  const int64_t base_ns = as_int(doc, "baseTimeNanoseconds", 0);
+  auto abs_ns = [&](double ts_us) { return base_ns + static_cast<int64_t>(std::llround(ts_us * 1000.0)); };
 
   // Each compiled-region occurrence is a call of that cache entry.
   RunWriter& w = *target.writer;
@@ -143,10 +177,11 @@ KinetoCounts import_kineto(const std::string& path, KinetoTarget& target) {
   const uint32_t memcpy_kind = w.intern("memcpy"), memset_kind = w.intern("memset"),
                  autotune_kind = w.intern("autotune"), eager_kind = w.intern("eager"),
                  generated_kind = w.intern("generated"), extern_kind = w.intern("extern");
-  for (const auto& e : events) {
-    if (!e.is_object() || e.value("ph", "") != "X") continue;
+  // Pass 2: the GPU work.
+  for_each_event(path, [&](const nlohmann::json& e) {
+    if (!e.is_object() || e.value("ph", "") != "X") return;
     std::string cat = e.value("cat", "");
-    if (cat != "kernel" && cat != "gpu_memcpy" && cat != "gpu_memset") continue;
+    if (cat != "kernel" && cat != "gpu_memcpy" && cat != "gpu_memset") return;
     const auto& args = e.value("args", nlohmann::json::object());
     KernelEvent k;
     std::string name = e.value("name", "");
@@ -207,7 +242,7 @@ KinetoCounts import_kineto(const std::string& path, KinetoTarget& target) {
     }
     w.record(k);
     ++counts.kernels;
-  }
+  });
   if (target.kernels != nullptr) *target.kernels += counts.kernels;
   return counts;
 }

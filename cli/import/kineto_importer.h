@@ -19,8 +19,9 @@ struct KinetoCounts {
   int rank = -1;  // distributedInfo.rank when present
 };
 
-// Reads the whole trace (a JSON document: Chrome traces are not line-oriented) and records into
-// `target`. Throws Error(Input) when the file is not a Chrome trace.
+// Streams the trace twice (spans and launches first: kernels may precede them in the file), one
+// event in memory at a time, and records into `target`. Throws Error(Input) when the file is not
+// a Chrome trace or its gzip stream is cut short.
 KinetoCounts import_kineto(const std::string& path, KinetoTarget& target);
 
 }  // namespace tcprof::import

@@ -200,6 +200,21 @@ TEST_F(ImportDamage, FolderOfRanksGivesOneRunPerRank) {
   EXPECT_EQ(runs[0].rank + runs[1].rank, 1);
 }
 
+TEST_F(ImportDamage, KinetoThatIsNotATraceOrIsCutIsAnError) {
+  std::string notes = dir_.file("notes.json");
+  write(notes, "{\"hello\": 1}");
+  ImportResult r = import_traces({{kFixtures + "/mlp_torch2.11_h100.log.gz"}, {notes}, dir_.file("k1.db")});
+  ASSERT_EQ(r.runs.size(), 1u);  // the log is still imported
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].find("not a torch.profiler"), std::string::npos) << r.errors[0];
+  std::string gz = testing::read_file(kFixtures + "/mlp_kineto_torch2.11_h100.json.gz");
+  std::string cut = dir_.file("cut.json.gz");
+  write(cut, gz.substr(0, gz.size() / 2));
+  r = import_traces({{}, {cut}, dir_.file("k2.db")});
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].find("cut short"), std::string::npos) << r.errors[0];
+}
+
 // Where the job's files are readable at import time (the CI checkout), the run keeps their text.
 TEST_F(ImportDamage, UserSourcesAreRecordedWhenReadable) {
   std::string breaks = gunzip(kFixtures + "/breaks_torch2.11_h100.log.gz");
