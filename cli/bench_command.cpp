@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <torch/csrc/jit/runtime/graph_executor.h>
+#include <torch/cuda.h>
 #include <torch/script.h>
 
 #include "cli/commands.h"
@@ -161,6 +162,9 @@ void add_bench_command(CLI::App& app) {
       for (size_t e = 0; e < executors.size(); ++e) {
         int64_t start = now_ns();
         executors[e]();
+        // On a GPU a call returns once its kernels are queued: wait for them, so the time is
+        // the GPU's work and not the launch.
+        if (s.device.is_cuda()) torch::cuda::synchronize(s.device.index());
         samples[e].push_back(now_ns() - start);
       }
     }
