@@ -2,6 +2,7 @@
 // off), TorchScript's optimised executor (freeze + optimize_for_inference) and tcprof compiled;
 // warm-up, then medians and speedups. Outputs are checked against eager before timing.
 #include <filesystem>
+#include <cstdio>
 #include <cstdlib>
 #include <algorithm>
 #include <functional>
@@ -13,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <torch/csrc/jit/runtime/graph_executor.h>
+#include <torch/cuda.h>
 #include <torch/script.h>
 
 #include "cli/commands.h"
@@ -36,6 +38,24 @@ struct BenchOptions {
 double median_ms(std::vector<int64_t> samples) {
   std::sort(samples.begin(), samples.end());
   return static_cast<double>(samples[samples.size() / 2]) / 1e6;
+}
+
+// The 1-minute load average (/proc/loadavg), or -1 where there is none. On a 2-core VM a second
+// busy process turns OpenMP barriers into waits for a descheduled core: timings at 2 threads then
+// swing by 20x, so a bench that was not alone says so.
+double load_average() {
+  std::FILE* f = std::fopen("/proc/loadavg", "r");
+  if (!f) return -1;
+  double load = -1;
+  if (std::fscanf(f, "%lf", &load) != 1) load = -1;
+  std::fclose(f);
+  return load;
+}
+
+// Quiet: nothing else was running before, and during the run the load stayed near what the
+// bench itself adds (its threads).
+bool quiet_machine(double before, double after, int threads) {
+  return before >= 0 && before < 0.5 && after < threads + 0.75;
 }
 
 bool outputs_match(const c10::IValue& a, const c10::IValue& b) {
@@ -77,6 +97,7 @@ void add_bench_command(CLI::App& app) {
     ModelSession s = open_model_session(o->model, "bench",
                                         config_json(o->model, fmt::format("{{\"iters\":{},\"threads\":{}}}", o->iters, o->threads)));
     auto inputs = s.inputs->make(0);
+    const double load_before = load_average();
     torch::NoGradGuard no_grad;  // inference benchmark, as torch.compile's CPU numbers are
 
     // Eager: the module's method with the graph executor's optimisations off, on an independent
@@ -141,10 +162,15 @@ void add_bench_command(CLI::App& app) {
       for (size_t e = 0; e < executors.size(); ++e) {
         int64_t start = now_ns();
         executors[e]();
+        // On a GPU a call returns once its kernels are queued: wait for them, so the time is
+        // the GPU's work and not the launch.
+        if (s.device.is_cuda()) torch::cuda::synchronize(s.device.index());
         samples[e].push_back(now_ns() - start);
       }
     }
     double eager_ms = median_ms(samples[0]), compiled_ms = median_ms(samples[1]);
+    const double load_after = load_average();
+    const bool quiet = quiet_machine(load_before, load_after, o->threads);
     nlohmann::json baselines = {{"eager", eager_ms}};
     if (frozen) baselines["torchscript_optimized"] = median_ms(samples[2]);
     finish_session(s);
@@ -157,6 +183,8 @@ void add_bench_command(CLI::App& app) {
                           {"baselines", baselines}, {"compile_s", compile_s}, {"warm_compile_s", warm_s},
                           {"threads", o->threads}, {"iters", o->iters}, {"backend", o->model.backend},
                           {"graph_breaks", compiled.stats().graph_breaks},
+                          {"load_average_before", load_before}, {"load_average_after", load_after},
+                          {"quiet", quiet},
                           {"db", s.recording() ? nlohmann::json(s.db_path) : nlohmann::json(nullptr)}};
       if (!ts_note.empty()) j["torchscript_optimized_error"] = ts_note;
       std::cout << j.dump(2) << "\n";
@@ -175,6 +203,8 @@ void add_bench_command(CLI::App& app) {
     std::cout << fmt::format("  {:<26} {:>10.3f}  {:>7.2f}x\n", "tcprof (" + o->model.backend + ")", compiled_ms, speedup);
     std::cout << fmt::format("  compile {:.3f} s cold, {:.3f} s warm · graph breaks {}\n", compile_s, warm_s,
                              compiled.stats().graph_breaks);
+    std::cout << fmt::format("  load average {:.2f} before, {:.2f} after{}\n", load_before, load_after,
+                             quiet ? "" : ": the machine was not quiet, so these timings are noisy; rerun alone");
   });
 }
 

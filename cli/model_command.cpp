@@ -211,7 +211,7 @@ ModelSession open_model_session(const ModelOptions& o, const std::string& comman
     s.writer = std::make_unique<RunWriter>(s.db_path, info);
     s.on_interrupt = interrupt::Registration([writer = s.writer.get(), path = s.db_path](int) {
       writer->mark_interrupted(std::chrono::seconds(5));
-      fmt::print(stderr, "tcprof: run {} in '{}' is marked interrupted\n", writer->run_id(), path);
+      fmt::print(stderr, "tcprof: run {} in '{}' is marked interrupted; what it recorded is kept\n", writer->run_id(), path);
     });
   }
   s.profiler = std::make_unique<CpuProfiler>(s.writer.get(), *mode);

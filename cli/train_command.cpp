@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <optional>
 
@@ -19,6 +20,7 @@
 #include "cli/model_command.h"
 #include "cli/progress.h"
 #include "cli/text_format.h"
+#include "compiler/optim/fused_optimizer.h"
 #include "compiler/runtime/compiled_module.h"
 #include "core/clock.h"
 #include "core/error.h"
@@ -86,10 +88,28 @@ at::Tensor compute_loss(const TrainOptions& o, const InputSpec& target_spec, con
   return at::cross_entropy_loss(out.reshape({-1, classes}), target.reshape({-1}));
 }
 
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainOptions& o, std::vector<at::Tensor> params) {
-  if (o.optimizer == "sgd") return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(o.lr));
-  if (o.optimizer == "adam") return std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(o.lr));
-  throw Error(ErrorKind::Usage, fmt::format("unknown --optimizer '{}' (use sgd or adam)", o.optimizer));
+// The optimizer step: one generated kernel over all parameters (compiler/optim) under the cpp
+// backend when the parameters allow it, else torch::optim (--backend eager keeps it).
+struct OptimizerStep {
+  std::string name;  // "fused adam" | "torch::optim adam" ...
+  std::function<void()> zero_grad, step;
+};
+
+OptimizerStep make_optimizer(const TrainOptions& o, std::vector<at::Tensor> params) {
+  if (o.optimizer != "sgd" && o.optimizer != "adam") {
+    throw Error(ErrorKind::Usage, fmt::format("unknown --optimizer '{}' (use sgd or adam)", o.optimizer));
+  }
+  if (o.model.backend == "cpp" && FusedOptimizer::unsupported_reason(params).empty()) {
+    FusedOptimizerOptions f;
+    f.kind = o.optimizer;
+    f.lr = o.lr;
+    auto fused = std::make_shared<FusedOptimizer>(params, f);
+    return {"fused " + o.optimizer, [fused] { fused->zero_grad(); }, [fused] { fused->step(); }};
+  }
+  std::shared_ptr<torch::optim::Optimizer> opt;
+  if (o.optimizer == "sgd") opt = std::make_shared<torch::optim::SGD>(params, torch::optim::SGDOptions(o.lr));
+  else opt = std::make_shared<torch::optim::Adam>(params, torch::optim::AdamOptions(o.lr));
+  return {"torch::optim " + o.optimizer, [opt] { opt->zero_grad(); }, [opt] { opt->step(); }};
 }
 
 void train(const TrainOptions& o) {
@@ -116,7 +136,9 @@ void train(const TrainOptions& o) {
     params.push_back(p);
   }
   if (params.empty()) throw Error(ErrorKind::Input, fmt::format("train: {} has no parameters to train", o.model.model));
-  auto optimizer = make_optimizer(o, params);
+  OptimizerStep optimizer = make_optimizer(o, params);
+  const KernelKey optimizer_key =
+      s.profiler->key(fmt::format("optimizer step ({})", optimizer.name), optimizer.name.rfind("fused", 0) == 0 ? "generated" : "extern");
   if (s.writer) s.writer->record(PerfHintEvent{0, "autograd", "", kAutogradNote, "", 0});
   CompiledModule m(s.model, s.compile, s.writer.get(), s.profiler.get());
   ProgressBar bar("train", o.steps);
@@ -128,7 +150,7 @@ void train(const TrainOptions& o) {
       int64_t batch = step % o.batches;
       auto inputs = s.inputs->make(batch);
       int64_t start = now_ns();
-      optimizer->zero_grad();
+      optimizer.zero_grad();
       at::Tensor out = first_tensor(m.call(inputs));
       if (!out.is_floating_point()) throw Error(ErrorKind::Input, "train: the model's output is not floating point");
       at::Tensor loss = compute_loss(o, target_spec, out, batch);
@@ -136,7 +158,10 @@ void train(const TrainOptions& o) {
         throw Error(ErrorKind::Input, "train: the loss does not depend on any parameter (no gradient to follow)");
       }
       loss.backward();
-      optimizer->step();
+      {
+        auto timed = s.profiler->time(optimizer_key, 0);  // the step's own row in the kernel table
+        optimizer.step();
+      }
       double value = loss.item<double>();
       int64_t duration = now_ns() - start;
       step_ns.push_back(duration);
@@ -165,6 +190,7 @@ void train(const TrainOptions& o) {
                         {"recompiles", st.recompiles}, {"guard_failures", st.guard_failures},
                         {"graph_breaks", st.graph_breaks}, {"eager_calls", st.eager_calls},
                         {"recompile_limit_hits", st.recompile_limit_hits}, {"note", kAutogradNote},
+                        {"optimizer_step", optimizer.name},
                         {"db", s.recording() ? nlohmann::json(s.db_path) : nlohmann::json(nullptr)}};
     std::cout << j.dump(2) << "\n";
     return;
@@ -173,7 +199,7 @@ void train(const TrainOptions& o) {
                            text::fit(std::filesystem::path(o.model.model).filename().string(), 24),
                            text::plural(o.steps, "step", "steps"), *first_loss, *last_loss,
                            text::duration(ms_per_step * 1e6));
-  std::cout << fmt::format("  {} {} lr {} · {} · {} · {}\n", o.optimizer, o.loss, o.lr,
+  std::cout << fmt::format("  {} {} lr {} · {} · {} · {}\n", optimizer.name, o.loss, o.lr,
                            text::plural(st.compiles, "compile", "compiles"),
                            text::plural(st.recompiles, "recompile", "recompiles"),
                            text::plural(st.graph_breaks, "graph break", "graph breaks"));

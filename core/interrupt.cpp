@@ -66,8 +66,7 @@ const char* signal_name(int sig) {
   int sig = 0;
   while (sigwait(&set, &sig) != 0) {
   }
-  fmt::print(stderr, "\ntcprof: {}: stopping; what was recorded is kept and the run is marked "
-                     "interrupted\n", signal_name(sig));
+  fmt::print(stderr, "\ntcprof: {}: stopping\n", signal_name(sig));  // each action says what it kept
   std::map<int, std::function<void(int)>> actions;
   {
     std::lock_guard<std::mutex> lock(registry_mutex());

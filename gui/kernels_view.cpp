@@ -4,9 +4,11 @@
 #include <QHeaderView>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QSignalBlocker>
 #include <QSplitter>
 #include <QVBoxLayout>
 
+#include "analysis/kernel_stats.h"
 #include "gui/format.h"
 
 namespace tcprof::gui {
@@ -19,7 +21,14 @@ KernelsView::KernelsView(QWidget* parent)
       table_(new QTableView),
       range_label_(new QLabel),
       name_filter_(new QLineEdit),
+      place_filter_(new QComboBox),
       selection_label_(new QLabel) {
+  place_filter_->addItem("All kernels", -1);
+  place_filter_->addItem("GPU work", static_cast<int>(analysis::KernelPlace::Gpu));
+  place_filter_->addItem("CPU kernels and eager ops", static_cast<int>(analysis::KernelPlace::Host));
+  place_filter_->addItem("CUDA API calls", static_cast<int>(analysis::KernelPlace::CudaApi));
+  place_filter_->setToolTip("GPU work, host kernels and CUDA API calls are ranked apart, as in report --kernels");
+  connect(place_filter_, &QComboBox::currentIndexChanged, this, [this] { applyRange(timeline_->selectedRange()); });
   proxy_->setSourceModel(model_);
   proxy_->setSortRole(KernelTableModel::SortRole);
   proxy_->setFilterKeyColumn(KernelTableModel::Name);
@@ -50,6 +59,7 @@ KernelsView::KernelsView(QWidget* parent)
   selection_label_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   auto* bar = new QHBoxLayout;
   bar->addWidget(range_label_, 2);
+  bar->addWidget(place_filter_);
   bar->addWidget(name_filter_);
   bar->addWidget(hint, 3);
   bar->addWidget(reset);
@@ -98,6 +108,13 @@ void KernelsView::setRun(const RunDataPtr& run) {
   timeline_->setRun(run, same_run);
   updateSelectionLabel();
   if (!same_run) {
+    // A CUDA run opens on its GPU work; a CPU run on everything (it has one place).
+    bool has_gpu = false;
+    for (const auto& k : run ? run->kernel_summary : std::vector<analysis::KernelStats>{}) {
+      has_gpu = has_gpu || analysis::kernel_place(k.kind) == analysis::KernelPlace::Gpu;
+    }
+    const QSignalBlocker quiet(place_filter_);
+    place_filter_->setCurrentIndex(has_gpu ? 1 : 0);
     // Give the timeline the height its lanes need (up to 60%), the table the rest.
     const int total = std::max(400, split_->height());
     const int timeline = std::min(timeline_->sizeHint().height() + 30, total * 6 / 10);
@@ -113,7 +130,10 @@ void KernelsView::applyRange(TimeRange range) {
     return;
   }
   const QString selected = selectedTableName();
-  model_->setRows(run_, range.empty() ? run_->kernel_summary : run_->kernels.summarize(range));
+  std::vector<analysis::KernelStats> rows = range.empty() ? run_->kernel_summary : run_->kernels.summarize(range);
+  const int place = place_filter_->currentData().toInt();
+  if (place >= 0) rows = analysis::stats_of_place(rows, static_cast<analysis::KernelPlace>(place));
+  model_->setRows(run_, std::move(rows));
   if (!selected.isEmpty()) selectNameInTable(run_->kernels.name_index(selected));
   updateRangeLabel();
 }
@@ -153,7 +173,13 @@ void KernelsView::updateSelectionLabel() {
 
 void KernelsView::selectNameInTable(int name) {
   if (syncing_ || name < 0) return;
-  const int row = model_->rowOfName(static_cast<uint32_t>(name));
+  int row = model_->rowOfName(static_cast<uint32_t>(name));
+  if (row < 0 && place_filter_->currentIndex() != 0) {
+    // A kernel picked on the timeline from another place (a CPU op while the table shows GPU
+    // work): show every place so its row can be selected.
+    place_filter_->setCurrentIndex(0);  // re-applies the range
+    row = model_->rowOfName(static_cast<uint32_t>(name));
+  }
   if (row < 0) return;
   syncing_ = true;
   const QModelIndex index = proxy_->mapFromSource(model_->index(row, 0));

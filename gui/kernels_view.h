@@ -2,6 +2,7 @@
 // selects it in the other; a time range selected on the timeline (Shift+drag) filters the table.
 #pragma once
 #include <QLabel>
+#include <QComboBox>
 #include <QLineEdit>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
@@ -24,6 +25,9 @@ class KernelsView : public RunView {
   KernelTableModel* model() const { return model_; }
   QSortFilterProxyModel* proxy() const { return proxy_; }
   QLineEdit* nameFilter() const { return name_filter_; }
+  // Which rows the table ranks: all, or one place (analysis::kernel_place) with shares within it.
+  // A run with GPU work opens on the GPU's, as `report --kernels` puts it first.
+  QComboBox* placeFilter() const { return place_filter_; }
   QString selectionText() const { return selection_label_->text(); }
   // Name of the kernel selected in the table, empty when none.
   QString selectedTableName() const;
@@ -40,6 +44,7 @@ class KernelsView : public RunView {
   QTableView* table_;
   QLabel* range_label_;
   QLineEdit* name_filter_;
+  QComboBox* place_filter_;
   QLabel* selection_label_;
   QSplitter* split_;
   bool syncing_ = false;  // guards the table ↔ timeline selection loop

@@ -9,6 +9,7 @@
 
 #include "compiler/runtime/compiled_module.h"
 #include "core/error.h"
+#include "core/run_reader.h"
 #include "tests/compiler/compiler_test_support.h"
 #include "tests/test_support.h"
 
@@ -126,7 +127,20 @@ TEST(BadModels, InterruptedRunsSayInterruptedWithTheirCalls) {
       ::_exit(127);
     }
     ASSERT_GT(pid, 0);
-    std::this_thread::sleep_for(std::chrono::seconds(3));
+    // Signal once the run has committed calls: a fixed delay fails on a loaded machine, where
+    // loading and compiling can take longer than any guess.
+    bool calls_recorded = false;
+    for (int waited_ms = 0; !calls_recorded && waited_ms < 120000; waited_ms += 100) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      try {
+        RunReader reader(db);
+        auto runs = reader.runs();
+        calls_recorded = !runs.empty() && reader.counts(runs[0].id).calls > 0;
+      } catch (const Error&) {
+        // not created yet
+      }
+    }
+    EXPECT_TRUE(calls_recorded);
     ::kill(pid, sig);
     int status = 0;
     ::waitpid(pid, &status, 0);

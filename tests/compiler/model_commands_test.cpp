@@ -102,6 +102,11 @@ TEST(BenchCommand, JsonHasTheContractKeys) {
   EXPECT_GT(j["eager_ms"].get<double>(), 0);
   EXPECT_TRUE(j["baselines"].contains("torchscript_optimized")) << r.output;
   EXPECT_EQ(j["threads"], 1);
+  // The machine's load around the timings, and whether it was quiet enough to trust them.
+  EXPECT_GE(j["load_average_before"].get<double>(), 0);
+  EXPECT_GE(j["load_average_after"].get<double>(), 0);
+  EXPECT_EQ(j["quiet"].get<bool>(),
+            j["load_average_before"].get<double>() < 0.5 && j["load_average_after"].get<double>() < 1.75);
 }
 
 TEST(BreaksCommand, DocsFileIsTheRegistry) {

@@ -132,6 +132,23 @@ class ViewsTest : public QObject {
     QVERIFY(!view->shapeChart()->seriesNames().contains(QString("input 0 · dim 2")));  // static
   }
 
+  void aRunWithGpuWorkOpensOnItAndRanksPlacesApart() {
+    // As `report --kernels` does: GPU kernels ranked by GPU time, apart from the host's ops.
+    window_->showView("kernels");
+    KernelsView* view = window_->kernels();
+    QCOMPARE(view->placeFilter()->currentText(), QString("GPU work"));
+    QCOMPARE(view->proxy()->rowCount(), 2);
+    QCOMPARE(view->proxy()->index(0, KernelTableModel::Name).data().toString(), QString("sgemm_128x64_nn"));
+    double shares = 0;
+    for (int r = 0; r < view->model()->rowCount(); ++r) shares += view->model()->summaryRow(r).time_percent;
+    QVERIFY(std::abs(shares - 100.0) < 0.01);  // shares within the GPU's time
+    view->placeFilter()->setCurrentIndex(2);    // the host's kernels
+    QCOMPARE(view->proxy()->rowCount(), 6);
+    view->placeFilter()->setCurrentIndex(0);
+    QCOMPARE(view->proxy()->rowCount(), 8);
+    view->placeFilter()->setCurrentIndex(1);
+  }
+
   void kernelTableAndTimelineStayInSync() {
     window_->showView("kernels");
     KernelsView* view = window_->kernels();
@@ -252,6 +269,7 @@ class ViewsTest : public QObject {
     timeline->resetView();
 
     // The name filter narrows the summary table.
+    window_->kernels()->placeFilter()->setCurrentIndex(0);
     window_->kernels()->nameFilter()->setText("fused");
     QCOMPARE(window_->kernels()->proxy()->rowCount(), 3);
     window_->kernels()->nameFilter()->clear();

@@ -1,0 +1,54 @@
+// Optimizer steps as one generated kernel over every parameter (horizontal fusion).
+//
+// torch::optim::Adam updates each parameter with five or six LibTorch ops, each a full pass over
+// the parameter or its state; the step is memory-bound, so those passes are its cost. Here one
+// loop reads each parameter, gradient and state element once and writes them once, for all
+// parameters in one parallel launch. The kernel is compiled through the kernel cache (CPU ISA
+// flags, OpenMP) once per process and machine, whatever the parameter set.
+//
+// Results follow torch::optim's formulas (PyTorch's Adam with L2 weight decay, SGD with momentum
+// and dampening 0); they agree to float rounding (tests: relative 1e-5 after several steps).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "compiler/toolchain/kernel_library.h"
+
+namespace tcprof {
+
+struct FusedOptimizerOptions {
+  std::string kind = "adam";  // adam | sgd
+  double lr = 1e-3;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // adam
+  double momentum = 0;                           // sgd
+  double weight_decay = 0;                       // L2, added to the gradient (torch::optim's)
+};
+
+class FusedOptimizer {
+ public:
+  // Why `params` cannot take the fused step ("" when they can): CPU, float32, contiguous.
+  static std::string unsupported_reason(const std::vector<at::Tensor>& params);
+
+  // Throws Error(Usage) for an unknown kind, KernelLibraryError when the kernel cannot be built.
+  FusedOptimizer(std::vector<at::Tensor> params, FusedOptimizerOptions options);
+
+  void zero_grad();  // sets existing gradients to zero, as torch::optim's zero_grad(false)
+  void step();       // parameters without a gradient are skipped, as in torch::optim
+  int64_t steps() const { return step_; }
+
+ private:
+  using StepFn = void (*)(float* const*, const float* const*, float* const*, float* const*,
+                          const int64_t*, int64_t, const double*, const double*);
+  std::vector<at::Tensor> params_;
+  std::vector<at::Tensor> state1_, state2_;  // adam: exp_avg, exp_avg_sq; sgd: momentum buffer
+  FusedOptimizerOptions options_;
+  std::shared_ptr<LoadedLibrary> library_;
+  StepFn step_fn_ = nullptr;
+  int64_t step_ = 0;
+  std::vector<int64_t> param_steps_;  // steps each parameter took (those with a gradient)
+};
+
+}  // namespace tcprof

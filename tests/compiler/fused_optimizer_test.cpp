@@ -1,0 +1,102 @@
+// The fused optimizer step against torch::optim on the same parameters and gradients: after
+// several steps every parameter agrees to float rounding.
+#include <gtest/gtest.h>
+#include <torch/optim.h>
+
+#include "compiler/optim/fused_optimizer.h"
+#include "core/error.h"
+
+namespace tcprof {
+namespace {
+
+// Sizes around the kernel's chunk (16384) and SIMD widths, and a scalar.
+std::vector<at::Tensor> make_params(uint64_t seed) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  std::vector<at::Tensor> params;
+  for (std::vector<int64_t> shape : std::vector<std::vector<int64_t>>{{7}, {33, 17}, {16384}, {16385}, {3, 128, 129}, {}}) {
+    params.push_back(at::randn(shape, gen));
+  }
+  return params;
+}
+
+std::vector<at::Tensor> clones(const std::vector<at::Tensor>& params) {
+  std::vector<at::Tensor> out;
+  for (const auto& p : params) out.push_back(p.clone());
+  return out;
+}
+
+// Gives both parameter sets the same gradient for step `step`; parameter 1 gets none on odd
+// steps (it must not move, and its own step count must not advance).
+void set_grads(std::vector<at::Tensor>& a, std::vector<at::Tensor>& b, int step) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(1000 + step);
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (i == 1 && step % 2 == 1) {
+      a[i].mutable_grad() = at::Tensor();
+      b[i].mutable_grad() = at::Tensor();
+      continue;
+    }
+    at::Tensor g = at::randn(a[i].sizes(), gen) * static_cast<double>(i + 1);
+    a[i].mutable_grad() = g.clone();
+    b[i].mutable_grad() = g.clone();
+  }
+}
+
+void expect_close(const std::vector<at::Tensor>& fused, const std::vector<at::Tensor>& eager, const char* what) {
+  for (size_t i = 0; i < fused.size(); ++i) {
+    double diff = (fused[i] - eager[i]).abs().max().item<double>();
+    double scale = eager[i].abs().max().item<double>() + 1e-12;
+    EXPECT_LT(diff / scale, 1e-5) << what << " parameter " << i << " max abs diff " << diff;
+  }
+}
+
+TEST(FusedOptimizer, AdamMatchesTorchOptimAdamOverSteps) {
+  for (double wd : {0.0, 0.01}) {
+    auto params = make_params(7);
+    auto reference = clones(params);
+    FusedOptimizerOptions o;
+    o.kind = "adam";
+    o.lr = 1e-2;
+    o.weight_decay = wd;
+    FusedOptimizer fused(params, o);
+    torch::optim::Adam adam(reference, torch::optim::AdamOptions(o.lr).weight_decay(wd));
+    for (int step = 0; step < 6; ++step) {
+      set_grads(params, reference, step);
+      fused.step();
+      adam.step();
+    }
+    expect_close(params, reference, wd == 0 ? "adam" : "adam with weight decay");
+    EXPECT_FALSE(params[0].equal(make_params(7)[0]));  // it did move
+  }
+}
+
+TEST(FusedOptimizer, SgdWithAndWithoutMomentumMatchesTorchOptimSgd) {
+  for (double momentum : {0.0, 0.9}) {
+    auto params = make_params(11);
+    auto reference = clones(params);
+    FusedOptimizerOptions o;
+    o.kind = "sgd";
+    o.lr = 0.05;
+    o.momentum = momentum;
+    o.weight_decay = 0.001;
+    FusedOptimizer fused(params, o);
+    torch::optim::SGD sgd(reference, torch::optim::SGDOptions(o.lr).momentum(momentum).weight_decay(0.001));
+    for (int step = 0; step < 5; ++step) {
+      set_grads(params, reference, step);
+      fused.step();
+      sgd.step();
+    }
+    expect_close(params, reference, momentum == 0 ? "sgd" : "sgd with momentum");
+  }
+}
+
+TEST(FusedOptimizer, ParametersItCannotStepAreAUsageErrorNamingWhy) {
+  EXPECT_EQ(FusedOptimizer::unsupported_reason({at::zeros({4})}), "");
+  EXPECT_EQ(FusedOptimizer::unsupported_reason({at::zeros({4}, at::kDouble)}), "a parameter is Double");
+  EXPECT_EQ(FusedOptimizer::unsupported_reason({at::zeros({4, 4}).t()}), "a parameter is not contiguous");
+  FusedOptimizerOptions o;
+  o.kind = "lamb";
+  EXPECT_THROW(FusedOptimizer({at::zeros({4})}, o), Error);
+}
+
+}  // namespace
+}  // namespace tcprof
