@@ -43,10 +43,15 @@ std::vector<RunRow> selected_runs(const RunReader& reader, const ReportOptions& 
   return {*it};
 }
 
-void write_counts(fmt::memory_buffer& out, const analysis::RunSummary& summary) {
+void write_counts(fmt::memory_buffer& out, const analysis::RunSummary& summary, bool imported) {
   const RunCounts& s = summary.counts;
   auto o = std::back_inserter(out);
-  fmt::format_to(o, "  calls {} (eager {})", text::count(s.calls), text::count(s.eager_calls));
+  if (imported && s.calls == 0) {
+    // TORCH_TRACE logs compiles only; calls and kernels come from a profiler trace.
+    fmt::format_to(o, "  calls not recorded (import a torch.profiler trace with --kineto)");
+  } else {
+    fmt::format_to(o, "  calls {} (eager {})", text::count(s.calls), text::count(s.eager_calls));
+  }
   if (s.kernels > 0) fmt::format_to(o, " · kernels {}", text::count(s.kernels));
   if (s.calls > 0) fmt::format_to(o, "\n  {}", text::call_timing(summary.call_timing));
   fmt::format_to(o, "\n  compiles {} ({}) · recompiles {} · guard failures {}\n",
@@ -177,7 +182,7 @@ std::string render_text(const RunReader& reader, const std::vector<RunRow>& runs
     if (run.dropped_events > 0) {
       fmt::format_to(std::back_inserter(out), "  warning: {} events were not written\n", run.dropped_events);
     }
-    write_counts(out, analysis::summarize_run(reader, run.id));
+    write_counts(out, analysis::summarize_run(reader, run.id), run.source == "torch_trace");
     write_breaks(out, analysis::break_sites(reader, run.id), top);
     write_recompiles(out, analysis::recompiles_with_failures(reader, run.id), top);
     write_shape_advice_text(out, analysis::shape_advice(reader, run.id));
