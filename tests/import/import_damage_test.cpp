@@ -73,8 +73,12 @@ TEST_F(ImportDamage, IntactLogReadsEveryRecord) {
 
 TEST_F(ImportDamage, CutAtAnyByteLosesAtMostThatRecord) {
   std::vector<size_t> starts = record_starts(*log_);
-  for (size_t cut : {size_t{1}, size_t{100}, starts[10], starts[10] + 1, starts[200] - 1, log_->size() / 3,
-                     log_->size() / 2, log_->size() - 2, log_->size() - 1}) {
+  std::vector<size_t> cuts = {1, 100, starts[10], starts[10] + 1, starts[200] - 1, log_->size() - 2, log_->size() - 1};
+  for (size_t i = 1; i < 40; ++i) cuts.push_back(log_->size() * i / 40);  // inside payloads, mostly
+  for (size_t r = 1; r < starts.size(); r += starts.size() / 12) {  // around record boundaries
+    for (size_t d : {starts[r] - 2, starts[r] - 1, starts[r], starts[r] + 1}) cuts.push_back(d);
+  }
+  for (size_t cut : cuts) {
     std::string path = dir_.file("cut.log");
     write(path, log_->substr(0, cut));
     Read r = read_all(path);
