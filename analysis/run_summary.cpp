@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "analysis/break_sites.h"
+#include "analysis/gpu_graph_time.h"
 #include "analysis/statistics.h"
 
 namespace tcprof::analysis {
@@ -15,6 +16,7 @@ RunSummary summarize_run(const RunReader& reader, Id run_id) {
   s.break_sites = static_cast<int64_t>(break_sites(reader, run_id).size());
   std::vector<CallRow> call_rows = reader.calls(run_id);
   s.call_timing = call_timing(call_samples(call_rows, reader.compiles(run_id)));
+  s.peak_gpu_bytes = peak_gpu_bytes(call_rows);
   std::vector<int64_t> calls, steps;
   for (const auto& c : call_rows) calls.push_back(c.duration_ns);
   for (const auto& st : reader.steps(run_id)) steps.push_back(st.duration_ns);

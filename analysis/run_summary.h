@@ -16,6 +16,7 @@ struct RunSummary {
   CallTiming call_timing;   // steady median and mean including compile (call_timing.h)
   double ms_per_call = 0;   // median over every call (the `ms_per_call` of report --json)
   double ms_per_step = 0;   // median step duration
+  int64_t peak_gpu_bytes = 0;  // highest CUDA caching allocator peak in a call; 0: not a GPU run
 };
 
 RunSummary summarize_run(const RunReader& reader, Id run_id);

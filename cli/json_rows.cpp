@@ -48,7 +48,8 @@ json summary(const analysis::RunSummary& m) {
           {"steady_median_ms_per_call", m.call_timing.has_steady() ? json(m.call_timing.steady_median_ns / 1e6)
                                                                    : json(nullptr)},
           {"mean_ms_per_call_incl_compile", m.call_timing.mean_incl_compile_ns / 1e6},
-          {"ms_per_step", m.ms_per_step}};
+          {"ms_per_step", m.ms_per_step},
+          {"peak_gpu_bytes", m.peak_gpu_bytes}};
 }
 
 json break_site(const analysis::BreakSite& b) {

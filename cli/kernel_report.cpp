@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "analysis/gpu_graph_time.h"
 #include "analysis/kernel_stats.h"
 #include "analysis/run_summary.h"
 #include "cli/json_rows.h"
@@ -64,6 +65,43 @@ CallTime call_time(const RunReader& reader, Id run_id) {
   return t;
 }
 
+std::string copy_cell(const analysis::CopyTime& c) {
+  if (c.count == 0) return "-";
+  return fmt::format("{} in {}", text::bytes(c.bytes), text::duration(static_cast<double>(c.ns)));
+}
+
+// A CUDA run: per graph, the GPU's time, the host's launch cost and the GPU's idle gaps, so a
+// graph starved by its launches (idle and launch high, GPU busy low) stands out.
+void write_gpu_graph_table(fmt::memory_buffer& out, const std::vector<analysis::GpuGraphTime>& graphs,
+                           int64_t peak_bytes) {
+  auto o = std::back_inserter(out);
+  bool exact = std::all_of(graphs.begin(), graphs.end(), [](const auto& g) { return g.idle_exact; });
+  fmt::format_to(o, "\n  GPU time by graph (busy: kernels and fills on the GPU; launch: CUDA API calls on the host;\n"
+                    "  idle: gaps between the graph's GPU work within a call{})\n",
+                 exact ? "" : ", at least (--profile summary keeps no per-launch times)");
+  fmt::format_to(o, "    {:<26} {:>6} {:>8} {:>9} {:>20} {:>20} {:>9} {:>9}\n", "Graph", "Calls", "Kernels",
+                 "Busy", "Copies HtoD", "Copies DtoH", "Launch", "Idle");
+  for (const auto& g : graphs) {
+    std::string label = g.graph_id == 0 ? "outside graphs"
+                                        : fmt::format("graph {} ({})", g.graph_id & 0xffffffff,
+                                                      g.compile_label.empty() ? "no compile" : "compile " + g.compile_label);
+    fmt::format_to(o, "    {:<26} {:>6} {:>8} {:>9} {:>20} {:>20} {:>9} {:>9}\n", text::fit(label, 26),
+                   text::count(g.calls), text::count(g.kernels), text::duration(static_cast<double>(g.kernel_ns)),
+                   copy_cell(g.htod), copy_cell(g.dtoh), text::duration(static_cast<double>(g.launch_ns)),
+                   text::duration(static_cast<double>(g.idle_ns)));
+    if (g.other_copies.count > 0) {
+      fmt::format_to(o, "    {:<26} other copies (device to device, peer): {}\n", "", copy_cell(g.other_copies));
+    }
+  }
+  if (peak_bytes > 0) {
+    fmt::format_to(o, "    peak GPU memory in a call: {} (CUDA caching allocator)\n", text::bytes(peak_bytes));
+  }
+}
+
+nlohmann::json copy_json(const analysis::CopyTime& c) {
+  return {{"bytes", c.bytes}, {"ns", c.ns}, {"count", c.count}};
+}
+
 }  // namespace
 
 void write_kernel_report_header(fmt::memory_buffer& out, const RunRow& run) {
@@ -110,6 +148,8 @@ void write_kernel_report(fmt::memory_buffer& out, const RunReader& reader, Id ru
     if (!host.empty()) write_stats_table(out, host, top, "CPU kernels and eager ops");
     if (!api.empty()) write_stats_table(out, api, top, "CUDA API calls (time on the CPU)");
   }
+  auto gpu_graphs = analysis::gpu_graph_times(reader, run_id);
+  if (!gpu_graphs.empty()) write_gpu_graph_table(out, gpu_graphs, analysis::peak_gpu_bytes(reader.calls(run_id)));
 
   auto split = reader.graph_kernel_times(run_id);
   CallTime calls = call_time(reader, run_id);
@@ -159,12 +199,22 @@ nlohmann::json kernel_report_json(const RunReader& reader, Id run_id) {
     graphs.push_back({{"graph_id", g.graph_id}, {"compile_id", g.compile_label}, {"kind", g.kind},
                       {"total_ns", g.total_ns}, {"instances", g.instances}});
   }
+  json gpu_graphs = json::array();
+  for (const auto& g : analysis::gpu_graph_times(reader, run_id)) {
+    gpu_graphs.push_back({{"graph_id", g.graph_id}, {"compile_id", g.compile_label}, {"calls", g.calls},
+                          {"kernels", g.kernels}, {"kernel_ns", g.kernel_ns}, {"gpu_ns", g.gpu_ns()},
+                          {"htod", copy_json(g.htod)}, {"dtoh", copy_json(g.dtoh)},
+                          {"other_copies", copy_json(g.other_copies)}, {"launch_ns", g.launch_ns},
+                          {"idle_ns", g.idle_ns}, {"idle_exact", g.idle_exact}});
+  }
   CallTime calls = call_time(reader, run_id);
   json counters = json::object();
   for (const auto& [name, value] : reader.counters(run_id)) counters[name] = value;
   return {{"kernels", kernels},
           {"counters", counters},
           {"graph_kinds", graphs},
+          {"gpu_graphs", gpu_graphs},
+          {"peak_gpu_bytes", analysis::peak_gpu_bytes(reader.calls(run_id))},
           {"call_time_ns", calls.total_ns},
           {"compile_in_calls_ns", calls.compile_ns},
           {"dispatch_ns", std::max<int64_t>(0, calls.total_ns - host_ns - calls.compile_ns)}};

@@ -53,6 +53,7 @@ void write_counts(fmt::memory_buffer& out, const analysis::RunSummary& summary, 
     fmt::format_to(o, "  calls {} (eager {})", text::count(s.calls), text::count(s.eager_calls));
   }
   if (s.kernels > 0) fmt::format_to(o, " · kernels {}", text::count(s.kernels));
+  if (summary.peak_gpu_bytes > 0) fmt::format_to(o, " · peak GPU memory {}", text::bytes(summary.peak_gpu_bytes));
   if (s.calls > 0) fmt::format_to(o, "\n  {}", text::call_timing(summary.call_timing));
   fmt::format_to(o, "\n  compiles {} ({}) · recompiles {} · guard failures {}\n",
                  text::count(s.compiles), text::duration(static_cast<double>(s.compile_time_ns)),

@@ -31,6 +31,15 @@ std::string count(int64_t n) {
 
 std::string percent(double p) { return fmt::format("{:.1f}%", p); }
 
+std::string bytes(int64_t n) {
+  if (n < 1024) return fmt::format("{} B", n);
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(n) / 1024.0;
+  int u = 0;
+  while (v >= 1024.0 && u < 3) v /= 1024.0, ++u;
+  return fmt::format(v < 10 ? "{:.2f} {}" : v < 100 ? "{:.1f} {}" : "{:.0f} {}", v, units[u]);
+}
+
 std::string plural(int64_t n, std::string_view one, std::string_view many) {
   return fmt::format("{} {}", count(n), n == 1 ? one : many);
 }

@@ -12,6 +12,7 @@ namespace tcprof::text {
 std::string duration(double ns);          // "812 ns", "12.4 us", "3.21 ms", "1.52 s"
 std::string count(int64_t n);             // "1,234,567"
 std::string percent(double p);            // "12.3%"
+std::string bytes(int64_t n);             // "812 B", "4.0 KiB", "12.5 MiB", "1.25 GiB"
 std::string plural(int64_t n, std::string_view one, std::string_view many);  // "1 site", "2 sites"
 // Cuts `s` to `width` columns, ending in "…" when cut. For table cells only: free text wraps.
 std::string fit(std::string_view s, size_t width);

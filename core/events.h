@@ -128,6 +128,9 @@ struct CallEvent {
   int64_t duration_ns = 0;
   std::string path;          // compiled | eager | fallback
   std::string input_shapes;  // JSON, e.g. [[8,3,224,224],[4]]; feeds shape advice
+  // The CUDA caching allocator's peak during the call (its peak is reset when the call starts);
+  // 0 when the call ran on no GPU.
+  int64_t peak_gpu_bytes = 0;
 };
 
 // Kernels are the hot path (up to millions per run): the name is an interned id from
@@ -144,6 +147,7 @@ struct KernelEvent {
   int32_t grid[3] = {0, 0, 0};
   int32_t block[3] = {0, 0, 0};
   int64_t correlation_id = 0;
+  int64_t bytes = 0;  // a copy's or fill's size; 0 for kernels
 };
 
 struct StepEvent {
@@ -181,6 +185,7 @@ struct KernelSummaryEvent {
   int64_t min_ns = 0;
   int64_t max_ns = 0;
   double sum_sq_ns2 = 0;  // sum of squared durations, ns^2
+  int64_t bytes = 0;      // copies and fills: bytes of all `count` launches
 };
 
 // A named per-run counter such as "cupti.dropped_records". Rows are deltas: readers sum them per

@@ -246,15 +246,16 @@ std::vector<RecompileRow> RunReader::recompiles(Id run_id) const {
 }
 
 std::vector<CallRow> RunReader::calls(Id run_id) const {
-  auto st = db_->prepare(
+  auto st = db_->prepare(fmt::format(
       "SELECT id, coalesce(frame_id,0), coalesce(compile_id,0), coalesce(start_ns,0), "
-      "coalesce(duration_ns,0), coalesce(path,''), coalesce(input_shapes,'') FROM calls "
-      "WHERE run_id=? ORDER BY start_ns, id");
+      "coalesce(duration_ns,0), coalesce(path,''), coalesce(input_shapes,''), {} FROM calls "
+      "WHERE run_id=? ORDER BY start_ns, id",
+      schema_version_ >= 5 ? "coalesce(peak_gpu_bytes,0)" : "0"));
   st.bind(1, run_id);
   std::vector<CallRow> out;
   while (st.step()) {
     out.push_back({st.int64(0), st.int64(1), st.int64(2), st.int64(3), st.int64(4), st.text(5),
-                   st.text(6)});
+                   st.text(6), st.int64(7)});
   }
   return out;
 }
@@ -290,8 +291,9 @@ void RunReader::for_each_kernel(Id run_id, const std::function<void(const Kernel
                                 std::optional<TimeRange> range) const {
   std::string sql =
       "SELECT coalesce(call_id,0), coalesce(graph_id,0), coalesce(name,''), coalesce(kind,''), "
-      "coalesce(device,''), coalesce(stream,0), start_ns, duration_ns, coalesce(correlation_id,0) "
-      "FROM kernels WHERE run_id=?";
+      "coalesce(device,''), coalesce(stream,0), start_ns, duration_ns, coalesce(correlation_id,0), ";
+  sql += schema_version_ >= 5 ? "coalesce(bytes,0)" : "0";
+  sql += " FROM kernels WHERE run_id=?";
   if (range) sql += " AND start_ns >= ? AND start_ns < ?";
   sql += " ORDER BY start_ns";
   auto st = db_->prepare(sql);
@@ -308,6 +310,7 @@ void RunReader::for_each_kernel(Id run_id, const std::function<void(const Kernel
     row.start_ns = st.int64(6);
     row.duration_ns = st.int64(7);
     row.correlation_id = st.int64(8);
+    row.bytes = st.int64(9);
     visit(row);
   }
 }
@@ -315,10 +318,11 @@ void RunReader::for_each_kernel(Id run_id, const std::function<void(const Kernel
 std::vector<KernelSummaryRow> RunReader::kernel_summaries(Id run_id) const {
   std::vector<KernelSummaryRow> out;
   if (schema_version_ < 2) return out;
-  auto st = db_->prepare(
+  auto st = db_->prepare(fmt::format(
       "SELECT coalesce(call_id,0), coalesce(graph_id,0), coalesce(name,''), coalesce(kind,''), "
       "coalesce(device,''), coalesce(stream,0), start_ns, end_ns, count, total_ns, min_ns, max_ns, "
-      "sum_sq_ns2 FROM kernel_summaries WHERE run_id=? ORDER BY start_ns, id");
+      "sum_sq_ns2, {} FROM kernel_summaries WHERE run_id=? ORDER BY start_ns, id",
+      schema_version_ >= 5 ? "coalesce(bytes,0)" : "0"));
   st.bind(1, run_id);
   while (st.step()) {
     KernelSummaryRow r;
@@ -335,6 +339,7 @@ std::vector<KernelSummaryRow> RunReader::kernel_summaries(Id run_id) const {
     r.min_ns = st.int64(10);
     r.max_ns = st.int64(11);
     r.sum_sq_ns2 = st.real(12);
+    r.bytes = st.int64(13);
     out.push_back(std::move(r));
   }
   return out;

@@ -97,6 +97,7 @@ struct CallRow {
   Id id = 0, frame_id = 0, compile_id = 0;
   int64_t start_ns = 0, duration_ns = 0;
   std::string path, input_shapes;
+  int64_t peak_gpu_bytes = 0;  // 0: not measured (a CPU run, or a file older than schema 5)
 };
 
 struct StepRow {
@@ -116,6 +117,7 @@ struct KernelRow {
   int stream = 0;
   int64_t start_ns = 0, duration_ns = 0;
   int64_t correlation_id = 0;
+  int64_t bytes = 0;  // copies and fills
 };
 
 // One --profile summary row: a kernel name's launches in one call window.
@@ -125,6 +127,7 @@ struct KernelSummaryRow {
   int stream = 0;
   int64_t start_ns = 0, end_ns = 0, count = 0, total_ns = 0, min_ns = 0, max_ns = 0;
   double sum_sq_ns2 = 0;
+  int64_t bytes = 0;  // copies and fills, all `count` launches
 };
 
 // Kernel time of one graph split by kind (generated, extern, fallback, eager, guard, gpu, ...).

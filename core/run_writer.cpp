@@ -18,14 +18,14 @@ namespace {
 
 // Kernel rows go in 16 per statement: SQLite's per-statement overhead dominates narrow rows, and
 // multi-row inserts double the rate (measured: ~0.55M -> ~1.1M rows/s here).
-constexpr int kKernelColumns = 12;
+constexpr int kKernelColumns = 13;
 constexpr int kKernelRowsPerInsert = 16;
 
 std::string kernel_insert_sql(int rows) {
   std::string sql =
       "INSERT INTO kernels(run_id, call_id, graph_id, name, kind, device, stream, start_ns, "
-      "duration_ns, grid, block, correlation_id) VALUES ";
-  for (int r = 0; r < rows; ++r) sql += r == 0 ? "(?,?,?,?,?,?,?,?,?,?,?,?)" : ",(?,?,?,?,?,?,?,?,?,?,?,?)";
+      "duration_ns, grid, block, correlation_id, bytes) VALUES ";
+  for (int r = 0; r < rows; ++r) sql += r == 0 ? "(?,?,?,?,?,?,?,?,?,?,?,?,?)" : ",(?,?,?,?,?,?,?,?,?,?,?,?,?)";
   return sql;
 }
 
@@ -54,7 +54,7 @@ struct RunWriter::Statements {
         recompile(db.prepare("INSERT INTO recompiles(run_id, frame_id, compile_id, reason, "
                              "cache_size, call_id) VALUES (?,?,?,?,?,?)")),
         call(db.prepare("INSERT INTO calls(id, run_id, frame_id, compile_id, start_ns, "
-                        "duration_ns, path, input_shapes) VALUES (?,?,?,?,?,?,?,?)")),
+                        "duration_ns, path, input_shapes, peak_gpu_bytes) VALUES (?,?,?,?,?,?,?,?,?)")),
         kernel(db.prepare(kernel_insert_sql(1))),
         kernels(db.prepare(kernel_insert_sql(kKernelRowsPerInsert))),
         step(db.prepare("INSERT INTO steps(run_id, step, start_ns, duration_ns, loss) "
@@ -63,8 +63,8 @@ struct RunWriter::Statements {
                         "line) VALUES (?,?,?,?,?,?,?)")),
         kernel_summary(db.prepare(
             "INSERT INTO kernel_summaries(run_id, call_id, graph_id, name, kind, device, stream, "
-            "start_ns, end_ns, count, total_ns, min_ns, max_ns, sum_sq_ns2) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
+            "start_ns, end_ns, count, total_ns, min_ns, max_ns, sum_sq_ns2, bytes) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
         counter(db.prepare("INSERT INTO run_counters(run_id, name, value) VALUES (?,?,?)")),
         source(db.prepare("INSERT INTO sources(run_id, file, sha256, text) VALUES (?,?,?,?)")),
         last_event(db.prepare("UPDATE runs SET last_event_at=? WHERE id=?")) {}
@@ -355,7 +355,13 @@ uint64_t RunWriter::write_batch(std::vector<Event>& events, std::vector<KernelEv
           } else if constexpr (std::is_same_v<T, CallEvent>) {
             s.call.bind(1, e.id).bind(2, run).bind(3, e.frame_id).bind(4, e.compile_id);
             s.call.bind(5, e.start_ns).bind(6, e.duration_ns).bind(7, e.path);
-            s.call.bind(8, e.input_shapes).run();
+            s.call.bind(8, e.input_shapes);
+            if (e.peak_gpu_bytes > 0) {
+              s.call.bind(9, e.peak_gpu_bytes);
+            } else {
+              s.call.bind_null(9);
+            }
+            s.call.run();
           } else if constexpr (std::is_same_v<T, StepEvent>) {
             s.step.bind(1, run).bind(2, e.step).bind(3, e.start_ns).bind(4, e.duration_ns);
             s.step.bind(5, e.loss).run();
@@ -398,6 +404,11 @@ void RunWriter::write_summaries(const std::vector<KernelSummaryEvent>& summaries
     st.bind(5, name(e.kind_id)).bind(6, name(e.device_id)).bind(7, e.stream);
     st.bind(8, e.start_ns).bind(9, e.end_ns).bind(10, e.count).bind(11, e.total_ns);
     st.bind(12, e.min_ns).bind(13, e.max_ns).bind(14, e.sum_sq_ns2);
+    if (e.bytes != 0) {
+      st.bind(15, e.bytes);
+    } else {
+      st.bind_null(15);
+    }
     st.execute();
   }
 }
@@ -433,6 +444,11 @@ void RunWriter::write_kernels(const std::vector<KernelEvent>& kernels) {
       st.bind(o + 12, k.correlation_id);
     } else {
       st.bind_null(o + 12);
+    }
+    if (k.bytes != 0) {
+      st.bind(o + 13, k.bytes);
+    } else {
+      st.bind_null(o + 13);
     }
   };
   Statements& s = *statements_;

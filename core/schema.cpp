@@ -95,6 +95,14 @@ constexpr const char* kSchemaV4Sql = R"sql(
 ALTER TABLE runs ADD COLUMN last_event_at TEXT;
 )sql";
 
+// Version 5: what GPU runs need to explain a graph's GPU time: the bytes of each copy and fill,
+// and the CUDA caching allocator's peak per call.
+constexpr const char* kSchemaV5Sql = R"sql(
+ALTER TABLE kernels ADD COLUMN bytes INTEGER;
+ALTER TABLE kernel_summaries ADD COLUMN bytes INTEGER;
+ALTER TABLE calls ADD COLUMN peak_gpu_bytes INTEGER;
+)sql";
+
 bool has_table(Database& db, const char* name) {
   auto st = db.prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?");
   st.bind(1, name);
@@ -167,6 +175,7 @@ void create_or_validate_schema(Database& db) {
   if (version < 2) db.exec(kSchemaV2Sql);
   if (version < 3) db.exec(kSchemaV3Sql);
   if (version < 4) db.exec(kSchemaV4Sql);
+  if (version < 5) db.exec(kSchemaV5Sql);
   auto st = db.prepare("UPDATE meta SET value=? WHERE key='schema_version'");
   st.bind(1, std::to_string(kSchemaVersion)).run();
   tx.commit();

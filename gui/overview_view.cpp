@@ -1,6 +1,7 @@
 #include "gui/overview_view.h"
 
 #include <QJsonDocument>
+#include <QLocale>
 #include <QScrollBar>
 #include <QVBoxLayout>
 
@@ -98,6 +99,10 @@ void OverviewView::setRun(const RunDataPtr& run) {
     html += QString("<tr><td>Per call</td><td>%1</td></tr>")
                 .arg(t.has_steady() ? QString("steady median <b>%1</b>/call · %2").arg(format_ns(t.steady_median_ns), mean)
                                     : mean + "/call (every call compiled)");
+  }
+  if (run->summary.peak_gpu_bytes > 0) {
+    html += QString("<tr><td>Peak GPU memory</td><td><b>%1</b> in a call (CUDA caching allocator)</td></tr>")
+                .arg(QLocale::c().formattedDataSize(run->summary.peak_gpu_bytes));
   }
   if (s.steps > 0) html += QString("<tr><td>Per step (median)</td><td><b>%1 ms</b></td></tr>").arg(run->summary.ms_per_step, 0, 'f', 3);
   if (!run->time_range.empty()) {

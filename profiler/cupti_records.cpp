@@ -167,6 +167,7 @@ void CuptiRecordProcessor::process(const CUpti_Activity& record) {
       row.start_ns = host_ns(m.start);
       row.duration_ns = static_cast<int64_t>(m.end - m.start);
       row.correlation_id = m.correlationId;
+      row.bytes = static_cast<int64_t>(m.bytes);
       emit(row, m.correlationId);
       return;
     }
@@ -181,6 +182,7 @@ void CuptiRecordProcessor::process(const CUpti_Activity& record) {
       row.start_ns = host_ns(m.start);
       row.duration_ns = static_cast<int64_t>(m.end - m.start);
       row.correlation_id = m.correlationId;
+      row.bytes = static_cast<int64_t>(m.bytes);
       emit(row, m.correlationId);
       return;
     }
@@ -318,6 +320,7 @@ void CuptiRecordProcessor::store(const KernelEvent& row) {
   a.max_ns = std::max(a.max_ns, row.duration_ns);
   ++a.count;
   a.total_ns += row.duration_ns;
+  a.bytes += row.bytes;
   a.sum_sq_ns2 += static_cast<double>(row.duration_ns) * static_cast<double>(row.duration_ns);
 }
 

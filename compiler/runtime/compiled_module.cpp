@@ -15,6 +15,7 @@
 #include "core/run_writer.h"
 #include "core/sha256.h"
 #include "compiler/frontend/source_files.h"
+#include "compiler/runtime/gpu_memory.h"
 
 namespace tcprof {
 
@@ -331,6 +332,8 @@ c10::IValue CompiledModule::call(const std::vector<c10::IValue>& inputs) {
   Id call_id = writer_ ? writer_->next_id() : ++call_id_;
   int64_t start = now_ns();
   Frame& root = root_frame();
+  int gpu = first_cuda_device(inputs);
+  reset_gpu_memory_peak(gpu);
   if (profiler_) profiler_->begin_call(call_id);
   CallResult r;
   if (runs_eagerly_by_stance()) {
@@ -350,7 +353,7 @@ c10::IValue CompiledModule::call(const std::vector<c10::IValue>& inputs) {
   if (r.path != "compiled") ++stats_.eager_calls;
   if (writer_) {
     writer_->record(CallEvent{call_id, root.store_id, r.root_compile, start, now_ns() - start, r.path,
-                              shapes_json(inputs)});
+                              shapes_json(inputs), gpu_memory_peak(gpu)});
   }
   return r.value;
 }

@@ -163,5 +163,76 @@ TEST(ReportCommand, KernelsOfACudaRunPutGpuWorkFirstAndApiCallsApart) {
   EXPECT_EQ(places["cudaDeviceGetStreamPriorityRange"], "cuda_api");
 }
 
+// Per graph of a CUDA run: GPU busy time, copies each way with bytes, the host's launch cost, the
+// GPU's idle gaps within a call, and the peak GPU memory of the calls (report and --json).
+TEST(ReportCommand, KernelsOfACudaRunShowEachGraphsCopiesLaunchesIdleAndPeakMemory) {
+  TempDir dir;
+  std::string db = dir.file("cuda-graphs.db");
+  {
+    RunInfo info;
+    info.command = "run";
+    info.device = "cuda:0";
+    RunWriter w(db, info);
+    Id compile = w.next_id();
+    w.record(CompileEvent{compile, 0, "0/0", "first call", 0, 10, "ok", false});
+    Id graph = w.next_id();
+    w.record(GraphEvent{graph, compile, 3, "", ""});
+    for (int call = 1; call <= 2; ++call) {
+      int64_t base = call * 1'000'000;
+      CallEvent c;
+      c.id = w.next_id();
+      c.start_ns = base;
+      c.duration_ns = 500'000;
+      c.path = "compiled";
+      c.peak_gpu_bytes = int64_t{call * 9} << 20;
+      w.record(c);
+      auto add = [&](const char* name, const char* kind, const char* device, int64_t start, int64_t ns, int64_t bytes) {
+        KernelEvent e;
+        e.call_id = c.id;
+        e.graph_id = graph;
+        e.name_id = w.intern(name);
+        e.kind_id = w.intern(kind);
+        e.device_id = w.intern(device);
+        e.start_ns = base + start;
+        e.duration_ns = ns;
+        e.bytes = bytes;
+        w.record(e);
+      };
+      add("memcpy HtoD", "memcpy", "cuda:0", 0, 10'000, 4096);
+      add("cudaLaunchKernel", "cuda_runtime", "cpu", 5'000, 7'000, 0);
+      add("sgemm", "gpu", "cuda:0", 30'000, 100'000, 0);  // 20 us idle before it
+      add("memcpy DtoH", "memcpy", "cuda:0", 130'000, 2'000, 1 << 20);
+    }
+  }
+  auto r = run_command("COLUMNS=120 " + std::string(TCPROF_BIN) + " report --kernels " + db);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("GPU time by graph"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("graph 2 (compile 0/0)  "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("8.00 KiB in 20.0 us"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("2.00 MiB in 4.0 us"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("peak GPU memory in a call: 18.0 MiB"), std::string::npos) << r.output;
+
+  auto plain = run_command(std::string(TCPROF_BIN) + " report " + db);
+  EXPECT_NE(plain.output.find("peak GPU memory 18.0 MiB"), std::string::npos) << plain.output;
+
+  auto j = run_command(std::string(TCPROF_BIN) + " report --kernels --json " + db);
+  ASSERT_EQ(j.exit_code, 0) << j.output;
+  auto run = nlohmann::json::parse(j.output).at("runs").at(0);
+  EXPECT_EQ(run.at("summary").at("peak_gpu_bytes"), int64_t{18} << 20);
+  const auto& report = run.at("kernel_report");
+  EXPECT_EQ(report.at("peak_gpu_bytes"), int64_t{18} << 20);
+  ASSERT_EQ(report.at("gpu_graphs").size(), 1u);
+  const auto& g = report.at("gpu_graphs")[0];
+  EXPECT_EQ(g.at("compile_id"), "0/0");
+  EXPECT_EQ(g.at("calls"), 2);
+  EXPECT_EQ(g.at("kernels"), 2);
+  EXPECT_EQ(g.at("kernel_ns"), 200'000);
+  EXPECT_EQ(g.at("htod").at("bytes"), 8192);
+  EXPECT_EQ(g.at("dtoh").at("bytes"), 2 << 20);
+  EXPECT_EQ(g.at("launch_ns"), 14'000);
+  EXPECT_EQ(g.at("idle_ns"), 40'000);
+  EXPECT_EQ(g.at("idle_exact"), true);
+}
+
 }  // namespace
 }  // namespace tcprof

@@ -22,6 +22,15 @@ TEST(TextFormat, CountsHaveThousandsSeparators) {
   EXPECT_EQ(count(-1234), "-1,234");
 }
 
+TEST(TextFormat, BytesInBinaryUnits) {
+  EXPECT_EQ(bytes(0), "0 B");
+  EXPECT_EQ(bytes(1023), "1023 B");
+  EXPECT_EQ(bytes(4096), "4.00 KiB");
+  EXPECT_EQ(bytes(13'107'200), "12.5 MiB");
+  EXPECT_EQ(bytes(int64_t{3} << 30), "3.00 GiB");
+  EXPECT_EQ(bytes(int64_t{500} << 20), "500 MiB");
+}
+
 TEST(TextFormat, FitCutsOnCharacterBoundary) {
   EXPECT_EQ(fit("short", 10), "short");
   EXPECT_EQ(fit("abcdefghij", 5), "abcd\u2026");

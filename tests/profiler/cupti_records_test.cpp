@@ -149,6 +149,7 @@ TEST_F(CuptiRecords, WorkWithoutOurCorrelationIsKeptUnattributed) {
   m.correlationId = 31;
   cupti::MemsetRecord ms{};
   ms.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  ms.bytes = 512;
   ms.start = 13'000;
   ms.end = 13'500;
   ms.deviceId = 1;
@@ -169,8 +170,10 @@ TEST_F(CuptiRecords, WorkWithoutOurCorrelationIsKeptUnattributed) {
   EXPECT_EQ(copy->stream, 3);
   EXPECT_EQ(copy->call_id, 0);
   EXPECT_EQ(copy->correlation_id, 31);
+  EXPECT_EQ(copy->bytes, 4096);  // the per-graph copy table adds these up
   ASSERT_NE(find(out, "memset"), nullptr);
   EXPECT_EQ(find(out, "memset")->kind, "memset");
+  EXPECT_EQ(find(out, "memset")->bytes, 512);
 }
 
 TEST_F(CuptiRecords, OverheadSyncDriverAndDroppedRecordsAreStored) {
@@ -265,6 +268,32 @@ TEST_F(CuptiRecords, SummaryModeFoldsGpuWorkPerCallAndGraph) {
   EXPECT_EQ(s[0].max_ns, 3'000);
   EXPECT_EQ(s[0].start_ns, 1'000);
   EXPECT_EQ(s[0].end_ns, 6'000);
+}
+
+TEST_F(CuptiRecords, SummaryModeAddsUpTheBytesOfFoldedCopies) {
+  CuptiRecordProcessor p(*writer_, api_, scopes_, 0, ProfileMode::Summary);
+  CuptiTestBuffer b;
+  for (uint32_t i = 0; i < 3; ++i) {
+    uint64_t ext = scopes_.open({call_, graph_});
+    cupti::MemcpyRecord m{};
+    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
+    m.bytes = 1000 + i;
+    m.start = 10'000 + i * 1'000;
+    m.end = m.start + 200;
+    m.correlationId = 50 + i;
+    b.add(external_record(50 + i, ext)).add(m);
+  }
+  p.buffer_completed(nullptr, 0, b.data(), b.valid_bytes());
+  p.end_window();
+  writer_->close();
+  RunReader r(db_);
+  auto s = r.kernel_summaries(r.runs().at(0).id);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].name, "memcpy DtoH");
+  EXPECT_EQ(s[0].count, 3);
+  EXPECT_EQ(s[0].bytes, 3003);
+  EXPECT_EQ(s[0].total_ns, 600);
 }
 
 }  // namespace
