@@ -21,6 +21,7 @@
 #include "cli/progress.h"
 #include "cli/text_format.h"
 #include "compiler/optim/fused_optimizer.h"
+#include "compiler/runtime/autocast.h"
 #include "compiler/runtime/compiled_module.h"
 #include "core/clock.h"
 #include "core/error.h"
@@ -36,6 +37,7 @@ struct TrainOptions {
   double lr = 0.01;
   int64_t steps = 20;
   int64_t batches = 8;
+  std::string amp = "off";  // bf16: autocast around forward and loss
 };
 
 constexpr const char* kAutogradNote =
@@ -126,8 +128,9 @@ void train(const TrainOptions& o) {
   if (target_spec.kind != InputSpec::Kind::Tensor) {
     throw Error(ErrorKind::Usage, fmt::format("--target {} must be a tensor spec such as f32[8,10] or i64[8](0,10)", o.target));
   }
+  c10::ScalarType amp = parse_amp(o.amp);
   nlohmann::json extra = {{"steps", o.steps}, {"target", o.target}, {"loss", o.loss}, {"optimizer", o.optimizer},
-                          {"lr", o.lr}, {"batches", o.batches}};
+                          {"lr", o.lr}, {"batches", o.batches}, {"amp", o.amp}};
   ModelSession s = open_model_session(o.model, "train", config_json(o.model, extra.dump()));
   send_model_output_to_stderr();  // the model's print() must not mix with --json
   std::vector<at::Tensor> params;
@@ -151,9 +154,13 @@ void train(const TrainOptions& o) {
       auto inputs = s.inputs->make(batch);
       int64_t start = now_ns();
       optimizer.zero_grad();
-      at::Tensor out = first_tensor(m.call(inputs));
-      if (!out.is_floating_point()) throw Error(ErrorKind::Input, "train: the model's output is not floating point");
-      at::Tensor loss = compute_loss(o, target_spec, out, batch);
+      at::Tensor loss;
+      {
+        AutocastScope autocast(s.device.type(), amp);  // forward and loss; backward runs outside, as in PyTorch
+        at::Tensor out = first_tensor(m.call(inputs));
+        if (!out.is_floating_point()) throw Error(ErrorKind::Input, "train: the model's output is not floating point");
+        loss = compute_loss(o, target_spec, out, batch);
+      }
       if (!loss.requires_grad()) {
         throw Error(ErrorKind::Input, "train: the loss does not depend on any parameter (no gradient to follow)");
       }
@@ -177,7 +184,12 @@ void train(const TrainOptions& o) {
     fail_session(s, e);
   } catch (const c10::Error& e) {
     bar.finish();
-    fail_session(s, Error(ErrorKind::Input, fmt::format("train: {}", e.what_without_backtrace())));
+    std::string what = e.what_without_backtrace();
+    if (amp != c10::ScalarType::Undefined && what.find("not implemented for 'BFloat16'") != std::string::npos) {
+      what += fmt::format(" (under --amp {} an op of the model has no bfloat16 kernel on {} in this LibTorch: "
+                          "train without --amp)", o.amp, s.device.str());
+    }
+    fail_session(s, Error(ErrorKind::Input, fmt::format("train: {}", what)));
   }
   bar.finish();
   finish_session(s);
@@ -190,7 +202,7 @@ void train(const TrainOptions& o) {
                         {"recompiles", st.recompiles}, {"guard_failures", st.guard_failures},
                         {"graph_breaks", st.graph_breaks}, {"eager_calls", st.eager_calls},
                         {"recompile_limit_hits", st.recompile_limit_hits}, {"note", kAutogradNote},
-                        {"optimizer_step", optimizer.name},
+                        {"optimizer_step", optimizer.name}, {"amp", o.amp},
                         {"db", s.recording() ? nlohmann::json(s.db_path) : nlohmann::json(nullptr)}};
     std::cout << j.dump(2) << "\n";
     return;
@@ -199,7 +211,8 @@ void train(const TrainOptions& o) {
                            text::fit(std::filesystem::path(o.model.model).filename().string(), 24),
                            text::plural(o.steps, "step", "steps"), *first_loss, *last_loss,
                            text::duration(ms_per_step * 1e6));
-  std::cout << fmt::format("  {} {} lr {} · {} · {} · {}\n", optimizer.name, o.loss, o.lr,
+  std::cout << fmt::format("  {} {} lr {}{} · {} · {} · {}\n", optimizer.name, o.loss, o.lr,
+                           amp == c10::ScalarType::Undefined ? "" : " · amp " + o.amp,
                            text::plural(st.compiles, "compile", "compiles"),
                            text::plural(st.recompiles, "recompile", "recompiles"),
                            text::plural(st.graph_breaks, "graph break", "graph breaks"));
@@ -224,6 +237,10 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--lr", o->lr, "Learning rate")->capture_default_str();
   cmd->add_option("--steps", o->steps, "Optimizer steps")->capture_default_str();
   cmd->add_option("--batches", o->batches, "Distinct synthetic batches, cycled")->capture_default_str();
+  cmd->add_option("--amp", o->amp,
+                  "Mixed precision: bf16 runs the forward pass and loss under autocast (matmuls and "
+                  "convolutions in bfloat16, parameters and gradients in f32), or off")
+      ->capture_default_str();
   cmd->callback([o] { train(*o); });
 }
 
