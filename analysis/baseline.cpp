@@ -107,7 +107,8 @@ Baseline baseline_from_json(const json& j, const std::string& origin) {
   Baseline b;
   if (j.contains("model") && j["model"].is_string()) b.model = j["model"].get<std::string>();
   if (j.contains("workload") && j["workload"].is_object()) b.workload = j["workload"];
-  const json& frames = field(j, "frames", json::value_t::array, origin, "the file");
+  static const std::string kWholeFile = "the file";  // a named string: no temporary for `frames` to outlive
+  const json& frames = field(j, "frames", json::value_t::array, origin, kWholeFile);
   for (size_t i = 0; i < frames.size(); ++i) {
     const json& jf = frames[i];
     std::string where = fmt::format("frames[{}]", i);
