@@ -7,7 +7,7 @@ JOBS ?= $(shell nproc)
 # Builds take a lock so that two builds never share the machine's two cores.
 LOCK := flock $(BUILD_DIR)/.build.lock
 
-.PHONY: all deps configure build test demo bench check-libtorch2 check-libtorch2-cuda clean
+.PHONY: all deps configure build test demo bench bench-table check-libtorch2 check-libtorch2-cuda clean
 
 all: build
 
@@ -31,6 +31,10 @@ demo: build
 
 bench: build
 	$(BUILD_DIR)/bench/store_bench
+
+# Issue 16's speed table in docs/backend.md: tcprof bench on the GPT and every torchvision sample.
+bench-table: build
+	@bash scripts/bench-table.sh $(BUILD_DIR)
 
 check-libtorch2:
 	@bash scripts/check-libtorch2.sh $(BUILD_DIR)/libtorch2

@@ -17,11 +17,19 @@ RunSummary summarize_run(const RunReader& reader, Id run_id) {
   std::vector<CallRow> call_rows = reader.calls(run_id);
   s.call_timing = call_timing(call_samples(call_rows, reader.compiles(run_id)));
   s.peak_gpu_bytes = peak_gpu_bytes(call_rows);
-  std::vector<int64_t> calls, steps;
+  std::vector<int64_t> calls, steps, forward, backward, optimizer;
   for (const auto& c : call_rows) calls.push_back(c.duration_ns);
-  for (const auto& st : reader.steps(run_id)) steps.push_back(st.duration_ns);
+  for (const auto& st : reader.steps(run_id)) {
+    steps.push_back(st.duration_ns);
+    if (st.forward_ns > 0) forward.push_back(st.forward_ns);
+    if (st.backward_ns > 0) backward.push_back(st.backward_ns);
+    if (st.optimizer_ns > 0) optimizer.push_back(st.optimizer_ns);
+  }
   s.ms_per_call = median(std::move(calls)) / 1e6;
   s.ms_per_step = median(std::move(steps)) / 1e6;
+  s.ms_per_step_forward = median(std::move(forward)) / 1e6;
+  s.ms_per_step_backward = median(std::move(backward)) / 1e6;
+  s.ms_per_step_optimizer = median(std::move(optimizer)) / 1e6;
   return s;
 }
 

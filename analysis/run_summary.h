@@ -16,6 +16,9 @@ struct RunSummary {
   CallTiming call_timing;   // steady median and mean including compile (call_timing.h)
   double ms_per_call = 0;   // median over every call (the `ms_per_call` of report --json)
   double ms_per_step = 0;   // median step duration
+  // Medians of each phase over the steps that recorded them (0 when none did): forward and loss,
+  // backward, optimizer step. They need not add up to ms_per_step (medians of different steps).
+  double ms_per_step_forward = 0, ms_per_step_backward = 0, ms_per_step_optimizer = 0;
   int64_t peak_gpu_bytes = 0;  // highest CUDA caching allocator peak in a call; 0: not a GPU run
 };
 

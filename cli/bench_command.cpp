@@ -21,6 +21,7 @@
 #include "cli/model_command.h"
 #include "cli/text_format.h"
 #include "compiler/runtime/compiled_module.h"
+#include "compiler/runtime/device_timer.h"
 #include "compiler/runtime/torch_info.h"
 #include "core/clock.h"
 #include "core/error.h"
@@ -43,6 +44,14 @@ double median_ms(std::vector<int64_t> samples) {
 // The 1-minute load average (/proc/loadavg), or -1 where there is none. On a 2-core VM a second
 // busy process turns OpenMP barriers into waits for a descheduled core: timings at 2 threads then
 // swing by 20x, so a bench that was not alone says so.
+// One line of a LibTorch error: the exception's own line ("RuntimeError: ...") when the message is
+// a TorchScript traceback, else its first line.
+std::string error_summary(const std::string& what) {
+  size_t at = what.rfind("\nRuntimeError: ");
+  std::string line = at == std::string::npos ? what : what.substr(at + 1);
+  return line.substr(0, line.find('\n'));
+}
+
 double load_average() {
   std::FILE* f = std::fopen("/proc/loadavg", "r");
   if (!f) return -1;
@@ -110,7 +119,10 @@ void add_bench_command(CLI::App& app) {
       reference = forward(inputs);
     }
 
-    // TorchScript's optimised executor on a frozen copy.
+    // TorchScript's optimised executor on a frozen copy, run under InferenceMode as
+    // optimize_for_inference intends: its MKLDNN-layout tensors hit a dispatcher assert under
+    // autograd's keys in some builds (Debian 13's CUDA LibTorch 2.6: max_pool2d). It is run once
+    // here, so a baseline that cannot run is reported as not available, not as tcprof's failure.
     std::string ts_note;
     std::optional<torch::jit::Module> frozen;
     try {
@@ -118,9 +130,11 @@ void add_bench_command(CLI::App& app) {
       copy.eval();
       torch::jit::Module f = torch::jit::freeze(copy, c10::nullopt, true);
       frozen = torch::jit::optimize_for_inference(f);
+      c10::InferenceMode inference;
+      frozen->get_method(s.model.method)(inputs);
     } catch (const std::exception& e) {
-      std::string what = e.what();
-      ts_note = what.substr(0, what.find('\n'));
+      frozen.reset();
+      ts_note = error_summary(e.what());
     }
 
     // tcprof compiled: cold = capture + compile with an empty kernel cache; warm = a second module
@@ -152,20 +166,23 @@ void add_bench_command(CLI::App& app) {
         [&] { compiled.call(inputs); }};
     if (frozen) {
       torch::jit::Method ts = frozen->get_method(s.model.method);
-      executors.push_back([ts, &inputs]() mutable { ts(inputs); });
+      executors.push_back([ts, &inputs]() mutable {
+        c10::InferenceMode inference;
+        ts(inputs);
+      });
     }
     for (int i = 0; i < std::max(o->warmup, 3); ++i) {  // TorchScript profiles its first runs
       for (auto& run : executors) run();
     }
     std::vector<std::vector<int64_t>> samples(executors.size());
+    // On a GPU a call returns once its kernels are queued: the timer waits for them, so the time
+    // is the GPU's work and not the launch (compiler/runtime/device_timer.h).
+    DeviceTimer timer(s.device);
     for (int i = 0; i < o->iters; ++i) {
       for (size_t e = 0; e < executors.size(); ++e) {
-        int64_t start = now_ns();
+        timer.start();
         executors[e]();
-        // On a GPU a call returns once its kernels are queued: wait for them, so the time is
-        // the GPU's work and not the launch.
-        if (s.device.is_cuda()) torch::cuda::synchronize(s.device.index());
-        samples[e].push_back(now_ns() - start);
+        samples[e].push_back(timer.stop_ns());
       }
     }
     double eager_ms = median_ms(samples[0]), compiled_ms = median_ms(samples[1]);
@@ -184,14 +201,15 @@ void add_bench_command(CLI::App& app) {
                           {"threads", o->threads}, {"iters", o->iters}, {"backend", o->model.backend},
                           {"graph_breaks", compiled.stats().graph_breaks},
                           {"load_average_before", load_before}, {"load_average_after", load_after},
-                          {"quiet", quiet},
+                          {"quiet", quiet}, {"timed_with", timer.method()},
                           {"db", s.recording() ? nlohmann::json(s.db_path) : nlohmann::json(nullptr)}};
       if (!ts_note.empty()) j["torchscript_optimized_error"] = ts_note;
       std::cout << j.dump(2) << "\n";
       return;
     }
-    std::cout << fmt::format("bench {} ({}, {} thread{}, median of {})\n", o->model.model,
-                             fmt::join(o->model.inputs, " "), o->threads, o->threads == 1 ? "" : "s", o->iters);
+    std::cout << fmt::format("bench {} ({}, {} thread{}, median of {}{})\n", o->model.model,
+                             fmt::join(o->model.inputs, " "), o->threads, o->threads == 1 ? "" : "s", o->iters,
+                             s.device.is_cuda() ? fmt::format(", on {}, timed with {}", s.device.str(), timer.method()) : "");
     std::cout << fmt::format("  {:<26} {:>10}  {:>8}\n", "executor", "ms/call", "vs eager");
     std::cout << fmt::format("  {:<26} {:>10.3f}  {:>7.2f}x\n", "eager LibTorch", eager_ms, 1.0);
     if (baselines.contains("torchscript_optimized")) {

@@ -49,6 +49,9 @@ json summary(const analysis::RunSummary& m) {
                                                                    : json(nullptr)},
           {"mean_ms_per_call_incl_compile", m.call_timing.mean_incl_compile_ns / 1e6},
           {"ms_per_step", m.ms_per_step},
+          {"ms_per_step_forward", m.ms_per_step_forward},
+          {"ms_per_step_backward", m.ms_per_step_backward},
+          {"ms_per_step_optimizer", m.ms_per_step_optimizer},
           {"peak_gpu_bytes", m.peak_gpu_bytes}};
 }
 

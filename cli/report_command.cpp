@@ -63,6 +63,12 @@ void write_counts(fmt::memory_buffer& out, const analysis::RunSummary& summary, 
   if (s.steps > 0) {
     fmt::format_to(o, " · steps {} · {}/step", text::count(s.steps),
                    text::duration(summary.ms_per_step * 1e6));
+    if (summary.ms_per_step_forward > 0) {
+      fmt::format_to(o, "\n  step phases (medians): forward {} · backward {} · optimizer {}",
+                     text::duration(summary.ms_per_step_forward * 1e6),
+                     text::duration(summary.ms_per_step_backward * 1e6),
+                     text::duration(summary.ms_per_step_optimizer * 1e6));
+    }
   }
   out.push_back('\n');
 }

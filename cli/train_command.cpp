@@ -14,8 +14,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <torch/csrc/jit/runtime/print_handler.h>
+#include <torch/cuda.h>
 #include <torch/optim.h>
 
+#include "analysis/statistics.h"
 #include "cli/commands.h"
 #include "cli/model_command.h"
 #include "cli/progress.h"
@@ -142,11 +144,21 @@ void train(const TrainOptions& o) {
   OptimizerStep optimizer = make_optimizer(o, params);
   const KernelKey optimizer_key =
       s.profiler->key(fmt::format("optimizer step ({})", optimizer.name), optimizer.name.rfind("fused", 0) == 0 ? "generated" : "extern");
+  const KernelKey backward_key = s.profiler->key("backward (autograd)", "eager");
+  // Each phase's time is its host time; on a GPU the phase ends by waiting for the device, so it
+  // is the phase's GPU time too (kernels are asynchronous).
+  auto phase_end = [&] {
+    if (s.device.is_cuda()) torch::cuda::synchronize(s.device.index());
+    return now_ns();
+  };
   if (s.writer) s.writer->record(PerfHintEvent{0, "autograd", "", kAutogradNote, "", 0});
   CompiledModule m(s.model, s.compile, s.writer.get(), s.profiler.get());
   ProgressBar bar("train", o.steps);
   std::optional<double> first_loss, last_loss;
   std::vector<int64_t> step_ns;
+  struct {
+    std::vector<int64_t> forward, backward, optimizer;
+  } phases;
   try {
     for (int64_t step = 0; step < o.steps; ++step) {
       // A fixed synthetic data set of --batches batches, cycled, so the loss can actually fall.
@@ -154,6 +166,7 @@ void train(const TrainOptions& o) {
       auto inputs = s.inputs->make(batch);
       int64_t start = now_ns();
       optimizer.zero_grad();
+      int64_t forward_start = phase_end();
       at::Tensor loss;
       {
         AutocastScope autocast(s.device.type(), amp);  // forward and loss; backward runs outside, as in PyTorch
@@ -164,15 +177,32 @@ void train(const TrainOptions& o) {
       if (!loss.requires_grad()) {
         throw Error(ErrorKind::Input, "train: the loss does not depend on any parameter (no gradient to follow)");
       }
-      loss.backward();
+      int64_t forward_end = phase_end();
+      // The backward pass and the optimizer step belong to the step's call: their kernel rows (and
+      // the GPU kernels they launch) carry its id, and closing the window flushes them.
+      s.profiler->begin_call(m.last_call_id());
+      {
+        auto timed = s.profiler->time(backward_key, 0);
+        loss.backward();
+      }
+      int64_t backward_end = phase_end();
       {
         auto timed = s.profiler->time(optimizer_key, 0);  // the step's own row in the kernel table
         optimizer.step();
       }
+      int64_t optimizer_end = phase_end();
+      s.profiler->end_call();
       double value = loss.item<double>();
       int64_t duration = now_ns() - start;
       step_ns.push_back(duration);
-      if (s.writer) s.writer->record(StepEvent{step, start, duration, value});
+      StepEvent event{step, start, duration, value};
+      event.forward_ns = forward_end - forward_start;
+      event.backward_ns = backward_end - forward_end;
+      event.optimizer_ns = (forward_start - start) + (optimizer_end - backward_end);  // zero_grad + step
+      phases.forward.push_back(event.forward_ns);
+      phases.backward.push_back(event.backward_ns);
+      phases.optimizer.push_back(event.optimizer_ns);
+      if (s.writer) s.writer->record(event);
       if (!first_loss) first_loss = value;
       last_loss = value;
       bar.update(step + 1, fmt::format("loss {:.4g} · {}/step · {} recompiles", value,
@@ -193,12 +223,16 @@ void train(const TrainOptions& o) {
   }
   bar.finish();
   finish_session(s);
-  std::sort(step_ns.begin(), step_ns.end());
-  double ms_per_step = static_cast<double>(step_ns[step_ns.size() / 2]) / 1e6;
+  // The same medians as report's (analysis/statistics.h).
+  double ms_per_step = analysis::median(step_ns) / 1e6;
+  double forward_ms = analysis::median(phases.forward) / 1e6, backward_ms = analysis::median(phases.backward) / 1e6,
+         optimizer_ms = analysis::median(phases.optimizer) / 1e6;
   const RuntimeStats& st = m.stats();
   if (o.model.json) {
     nlohmann::json j = {{"steps", o.steps}, {"loss_first", *first_loss}, {"loss_last", *last_loss},
-                        {"ms_per_step", ms_per_step}, {"calls", st.calls}, {"compiles", st.compiles},
+                        {"ms_per_step", ms_per_step}, {"ms_per_step_forward", forward_ms},
+                        {"ms_per_step_backward", backward_ms}, {"ms_per_step_optimizer", optimizer_ms},
+                        {"calls", st.calls}, {"compiles", st.compiles},
                         {"recompiles", st.recompiles}, {"guard_failures", st.guard_failures},
                         {"graph_breaks", st.graph_breaks}, {"eager_calls", st.eager_calls},
                         {"recompile_limit_hits", st.recompile_limit_hits}, {"note", kAutogradNote},
@@ -211,6 +245,9 @@ void train(const TrainOptions& o) {
                            text::fit(std::filesystem::path(o.model.model).filename().string(), 24),
                            text::plural(o.steps, "step", "steps"), *first_loss, *last_loss,
                            text::duration(ms_per_step * 1e6));
+  std::cout << fmt::format("  step phases (medians): forward {} · backward {} · optimizer {}\n",
+                           text::duration(forward_ms * 1e6), text::duration(backward_ms * 1e6),
+                           text::duration(optimizer_ms * 1e6));
   std::cout << fmt::format("  {} {} lr {}{} · {} · {} · {}\n", optimizer.name, o.loss, o.lr,
                            amp == c10::ScalarType::Undefined ? "" : " · amp " + o.amp,
                            text::plural(st.compiles, "compile", "compiles"),

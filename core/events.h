@@ -155,6 +155,9 @@ struct StepEvent {
   int64_t start_ns = 0;
   int64_t duration_ns = 0;
   std::optional<double> loss;
+  // Where the step's time went (0: not recorded). forward includes the loss; on a GPU each phase
+  // ends with a device synchronisation so it is the phase's GPU time too.
+  int64_t forward_ns = 0, backward_ns = 0, optimizer_ns = 0;
 };
 
 // Advice that is not a break: an op with no lowering running as a fallback kernel, autograd

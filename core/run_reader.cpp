@@ -261,13 +261,15 @@ std::vector<CallRow> RunReader::calls(Id run_id) const {
 }
 
 std::vector<StepRow> RunReader::steps(Id run_id) const {
-  auto st = db_->prepare(
-      "SELECT step, coalesce(start_ns,0), coalesce(duration_ns,0), loss FROM steps "
-      "WHERE run_id=? ORDER BY step");
+  auto st = db_->prepare(fmt::format(
+      "SELECT step, coalesce(start_ns,0), coalesce(duration_ns,0), loss, {} FROM steps "
+      "WHERE run_id=? ORDER BY step",
+      schema_version_ >= 5 ? "coalesce(forward_ns,0), coalesce(backward_ns,0), coalesce(optimizer_ns,0)"
+                           : "0, 0, 0"));
   st.bind(1, run_id);
   std::vector<StepRow> out;
   while (st.step()) {
-    StepRow r{st.int64(0), st.int64(1), st.int64(2), std::nullopt};
+    StepRow r{st.int64(0), st.int64(1), st.int64(2), std::nullopt, st.int64(4), st.int64(5), st.int64(6)};
     if (!st.is_null(3)) r.loss = st.real(3);
     out.push_back(r);
   }

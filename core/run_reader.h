@@ -103,6 +103,7 @@ struct CallRow {
 struct StepRow {
   int64_t step = 0, start_ns = 0, duration_ns = 0;
   std::optional<double> loss;
+  int64_t forward_ns = 0, backward_ns = 0, optimizer_ns = 0;  // 0: not recorded (before schema 5)
 };
 
 struct PerfHintRow {

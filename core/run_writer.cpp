@@ -57,8 +57,8 @@ struct RunWriter::Statements {
                         "duration_ns, path, input_shapes, peak_gpu_bytes) VALUES (?,?,?,?,?,?,?,?,?)")),
         kernel(db.prepare(kernel_insert_sql(1))),
         kernels(db.prepare(kernel_insert_sql(kKernelRowsPerInsert))),
-        step(db.prepare("INSERT INTO steps(run_id, step, start_ns, duration_ns, loss) "
-                        "VALUES (?,?,?,?,?)")),
+        step(db.prepare("INSERT INTO steps(run_id, step, start_ns, duration_ns, loss, forward_ns, "
+                        "backward_ns, optimizer_ns) VALUES (?,?,?,?,?,?,?,?)")),
         hint(db.prepare("INSERT INTO perf_hints(run_id, compile_id, kind, op, message, file, "
                         "line) VALUES (?,?,?,?,?,?,?)")),
         kernel_summary(db.prepare(
@@ -364,7 +364,18 @@ uint64_t RunWriter::write_batch(std::vector<Event>& events, std::vector<KernelEv
             s.call.run();
           } else if constexpr (std::is_same_v<T, StepEvent>) {
             s.step.bind(1, run).bind(2, e.step).bind(3, e.start_ns).bind(4, e.duration_ns);
-            s.step.bind(5, e.loss).run();
+            s.step.bind(5, e.loss);
+            auto phase = [&](int index, int64_t ns) {
+              if (ns > 0) {
+                s.step.bind(index, ns);
+              } else {
+                s.step.bind_null(index);
+              }
+            };
+            phase(6, e.forward_ns);
+            phase(7, e.backward_ns);
+            phase(8, e.optimizer_ns);
+            s.step.run();
           } else if constexpr (std::is_same_v<T, PerfHintEvent>) {
             s.hint.bind(1, run).bind(2, e.compile_id).bind(3, e.kind).bind(4, e.op);
             s.hint.bind(5, e.message).bind(6, e.file).bind(7, e.line).run();

@@ -96,11 +96,14 @@ ALTER TABLE runs ADD COLUMN last_event_at TEXT;
 )sql";
 
 // Version 5: what GPU runs need to explain a graph's GPU time: the bytes of each copy and fill,
-// and the CUDA caching allocator's peak per call.
+// and the CUDA caching allocator's peak per call; and a training step split into its phases.
 constexpr const char* kSchemaV5Sql = R"sql(
 ALTER TABLE kernels ADD COLUMN bytes INTEGER;
 ALTER TABLE kernel_summaries ADD COLUMN bytes INTEGER;
 ALTER TABLE calls ADD COLUMN peak_gpu_bytes INTEGER;
+ALTER TABLE steps ADD COLUMN forward_ns INTEGER;
+ALTER TABLE steps ADD COLUMN backward_ns INTEGER;
+ALTER TABLE steps ADD COLUMN optimizer_ns INTEGER;
 )sql";
 
 bool has_table(Database& db, const char* name) {

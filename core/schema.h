@@ -11,7 +11,8 @@ class Database;
 // 3: sources (user source files), runs.source/rank/world_size, compiles.attempt, graphs.kind/fx_key
 //    (imported PyTorch runs); compile status `incomplete`, kernel kind `autotune`.
 // 4: runs.last_event_at (time of the last committed batch); run status `interrupted`.
-// 5: kernels.bytes and kernel_summaries.bytes (copies and fills), calls.peak_gpu_bytes.
+// 5: kernels.bytes and kernel_summaries.bytes (copies and fills), calls.peak_gpu_bytes,
+//    steps.forward_ns/backward_ns/optimizer_ns.
 constexpr int kSchemaVersion = 5;
 
 // Creates the tables when the file is new. Throws Error(Input) naming the file when it holds

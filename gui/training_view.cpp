@@ -122,14 +122,19 @@ void TrainingView::setRun(const RunDataPtr& run) {
     if (!first) chart->legend()->markers(mark).value(0)->setVisible(false);
     first = false;
   }
-  std::vector<int64_t> durations;
-  for (const auto& s : steps) durations.push_back(s.duration_ns);
-  std::nth_element(durations.begin(), durations.begin() + static_cast<ptrdiff_t>(durations.size() / 2), durations.end());
-  summary_->setText(QString("<b>%1</b> steps · median step %2 · final loss %3 · %4 recompile(s) during training")
-                        .arg(steps.size())
-                        .arg(format_ns(static_cast<double>(durations[durations.size() / 2])))
-                        .arg(steps.back().loss ? QString::number(*steps.back().loss, 'g', 4) : QString("—"))
-                        .arg(recompile_steps_.size()));
+  // Step medians come from analysis::summarize_run, as `report` prints them.
+  const analysis::RunSummary& m = run_->summary;
+  QString text = QString("<b>%1</b> steps · median step %2 · final loss %3 · %4 recompile(s) during training")
+                     .arg(steps.size())
+                     .arg(format_ns(m.ms_per_step * 1e6))
+                     .arg(steps.back().loss ? QString::number(*steps.back().loss, 'g', 4) : QString("—"))
+                     .arg(recompile_steps_.size());
+  if (m.ms_per_step_forward > 0) {
+    text += QString("<br>step phases (medians): forward <b>%1</b> · backward <b>%2</b> · optimizer <b>%3</b>")
+                .arg(format_ns(m.ms_per_step_forward * 1e6), format_ns(m.ms_per_step_backward * 1e6),
+                     format_ns(m.ms_per_step_optimizer * 1e6));
+  }
+  summary_->setText(text);
 }
 
 }  // namespace tcprof::gui

@@ -16,6 +16,7 @@ class TrainingView : public RunView {
   QChartView* chartView() const { return view_; }
   // Steps marked as having a recompile, for tests.
   const std::vector<int64_t>& recompileSteps() const { return recompile_steps_; }
+  QString summaryText() const { return summary_->text(); }
 
  private:
   QChartView* view_;

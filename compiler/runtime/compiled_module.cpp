@@ -330,6 +330,7 @@ c10::IValue CompiledModule::call_eager(const std::vector<c10::IValue>& inputs) {
 c10::IValue CompiledModule::call(const std::vector<c10::IValue>& inputs) {
   ++stats_.calls;
   Id call_id = writer_ ? writer_->next_id() : ++call_id_;
+  last_call_id_ = call_id;
   int64_t start = now_ns();
   Frame& root = root_frame();
   int gpu = first_cuda_device(inputs);

@@ -44,6 +44,9 @@ class CompiledModule {
   c10::IValue call_eager(const std::vector<c10::IValue>& inputs);
 
   const RuntimeStats& stats() const { return stats_; }
+  // The id of the latest call (its `calls` row): a training step attributes its backward pass and
+  // optimizer step to it.
+  Id last_call_id() const { return last_call_id_; }
   const std::vector<std::unique_ptr<Frame>>& frames() const { return frames_; }
   const LoadedModel& model() const { return model_; }
 
@@ -87,6 +90,7 @@ class CompiledModule {
   std::vector<std::unique_ptr<Frame>> frames_;
   RuntimeStats stats_;
   int64_t call_id_ = 0;
+  Id last_call_id_ = 0;
   std::vector<c10::IValue> eager_call_inputs_;  // eager_then_compile: the eager first call's inputs
 };
 

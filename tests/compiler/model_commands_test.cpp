@@ -104,6 +104,7 @@ TEST(BenchCommand, JsonHasTheContractKeys) {
   EXPECT_EQ(j["threads"], 1);
   // The machine's load around the timings, and whether it was quiet enough to trust them.
   EXPECT_GE(j["load_average_before"].get<double>(), 0);
+  EXPECT_EQ(j["timed_with"], "host clock");  // CUDA events only time calls on a GPU
   EXPECT_GE(j["load_average_after"].get<double>(), 0);
   EXPECT_EQ(j["quiet"].get<bool>(),
             j["load_average_before"].get<double>() < 0.5 && j["load_average_after"].get<double>() < 1.75);

@@ -2,6 +2,8 @@
 // length records its recompile.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "analysis/recompiles.h"
@@ -35,9 +37,28 @@ TEST(TrainCommand, LossFallsAndStepsAreRecorded) {
   for (const auto& s : steps) {
     EXPECT_TRUE(s.loss.has_value());
     EXPECT_GT(s.duration_ns, 0);
+    // The step split into forward (with the loss), backward and optimizer, within the step.
+    EXPECT_GT(s.forward_ns, 0);
+    EXPECT_GT(s.backward_ns, 0);
+    EXPECT_GT(s.optimizer_ns, 0);
+    EXPECT_LE(s.forward_ns + s.backward_ns + s.optimizer_ns, s.duration_ns);
   }
   EXPECT_EQ(steps.front().loss, j["loss_first"].get<double>());
   EXPECT_EQ(reader.counts(run.id).calls, 16);
+  EXPECT_GT(j["ms_per_step_backward"].get<double>(), 0);
+  EXPECT_GT(j["ms_per_step_forward"].get<double>(), 0);
+  // Each step's backward pass and optimizer step are kernel rows of that step's call.
+  std::set<Id> calls;
+  for (const auto& c : reader.calls(run.id)) calls.insert(c.id);
+  std::set<Id> backward_calls, optimizer_calls;
+  for (const auto& k : reader.kernel_summaries(run.id)) {
+    if (k.name == "backward (autograd)") backward_calls.insert(k.call_id);
+    if (k.name.rfind("optimizer step", 0) == 0) optimizer_calls.insert(k.call_id);
+  }
+  EXPECT_EQ(backward_calls, calls);
+  EXPECT_EQ(optimizer_calls, calls);
+  auto report = tcprof("report " + db);
+  EXPECT_NE(report.output.find("step phases (medians): forward"), std::string::npos) << report.output;
 }
 
 TEST(TrainCommand, MseWithSgdOnTheCnn) {

@@ -265,11 +265,15 @@ void write_demo_run(const std::string& path, const DemoOptions& o) {
                        "[[8," + std::to_string(seq) + ",512],[8]]"});
     // A training step wraps each call: forward (the call, with any recompile before it),
     // backward and the optimizer step.
+    const int64_t forward_end = t;
     t += (b ? 4'000'000 : 6'000'000) + (call % 5) * 300'000;
     if (call < o.steps) {
       const double noise = 0.04 * std::sin(static_cast<double>(call) * 1.7);
-      w.record(StepEvent{call, step_start, t - step_start,
-                         6.9 * std::exp(-0.07 * static_cast<double>(call)) + 0.4 + noise});
+      StepEvent step{call, step_start, t - step_start, 6.9 * std::exp(-0.07 * static_cast<double>(call)) + 0.4 + noise};
+      step.forward_ns = forward_end - step_start;
+      step.backward_ns = (t - forward_end) * 3 / 4;
+      step.optimizer_ns = (t - forward_end) / 4;
+      w.record(step);
     }
     t += 200'000;
   }

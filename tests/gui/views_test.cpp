@@ -13,6 +13,7 @@
 #include "core/run_writer.h"
 #include "gui/breaks_view.h"
 #include "gui/compare_view.h"
+#include "gui/format.h"
 #include "gui/graphs_view.h"
 #include "gui/kernels_view.h"
 #include "gui/main_window.h"
@@ -428,6 +429,11 @@ class ViewsTest : public QObject {
     TrainingView* view = window_->training();
     QCOMPARE(view->recompileSteps(), (std::vector<int64_t>{9, 21, 30}));
     QVERIFY(view->chartView()->chart()->series().size() >= 3);
+    // The step and its phases as report prints them (analysis::summarize_run's medians).
+    const analysis::RunSummary& m = window_->currentRun()->summary;
+    QVERIFY(m.ms_per_step_backward > 0);
+    QVERIFY2(view->summaryText().contains("median step " + format_ns(m.ms_per_step * 1e6)), qPrintable(view->summaryText()));
+    QVERIFY2(view->summaryText().contains("backward <b>" + format_ns(m.ms_per_step_backward * 1e6)), qPrintable(view->summaryText()));
   }
 
   void compareShowsAddedAndRemovedBreaks() {
