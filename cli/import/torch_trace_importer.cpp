@@ -1,5 +1,6 @@
 #include "cli/import/torch_trace_importer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -112,6 +113,7 @@ struct TorchTraceImporter::Session {
   std::unordered_map<int, Id> frames;
   std::string config_json, device;
   int64_t first_ns = 0;
+  int64_t last_ns = 0;  // the latest time a record names: when the job was last seen
   bool interrupted = false;
   KinetoTarget target;
   std::set<std::string> user_files;  // recorded with the run when readable here (sources table)
@@ -294,9 +296,11 @@ void TorchTraceImporter::write_compile(Compile& c) {
       g.compile_id = failed->second.id;
       auto guard = failed->second.guard_by_expr.find(normalise_guard(reason.guard));
       if (!reason.guard.empty() && guard != failed->second.guard_by_expr.end()) g.guard_id = guard->second;
-      // "tensor 'y' size mismatch ...": the failed guard is the entry's TENSOR_MATCH on y.
+      // "tensor 'y' size mismatch ..." (2.11) or "tensor 'L['y']' size mismatch ..." (2.6): the
+      // failed guard is the entry's TENSOR_MATCH on y. The name ends at the quote before a space.
       if (g.guard_id == 0 && reason.message.rfind("tensor '", 0) == 0) {
-        std::string name = reason.message.substr(8, reason.message.find('\'', 8) - 8);
+        size_t end = reason.message.find("' ", 8);
+        std::string name = normalise_guard(reason.message.substr(8, end == std::string::npos ? std::string::npos : end - 8));
         auto tensor = failed->second.tensor_guard.find(name);
         if (tensor != failed->second.tensor_guard.end()) g.guard_id = tensor->second;
       }
@@ -314,6 +318,7 @@ void TorchTraceImporter::on_chromium(Compile* c, const nlohmann::json& ev) {
   Session& s = session();
   int64_t ts = ev.contains("ts") && ev["ts"].is_number() ? std::llround(ev["ts"].get<double>() * 1000.0) : 0;
   if (ts > 0 && (s.first_ns == 0 || ts < s.first_ns)) s.first_ns = ts;
+  s.last_ns = std::max(s.last_ns, ts);
   // The compile id in args is authoritative: lazily compiled backward graphs log without context.
   const auto& args = ev.value("args", nlohmann::json::object());
   std::string label = args.is_object() ? str_or(args, "compile_id") : std::string();
@@ -347,6 +352,7 @@ void TorchTraceImporter::on_metrics(Compile& c, const nlohmann::json& m) {
   if (m.contains("entire_frame_compile_time_s") && m["entire_frame_compile_time_s"].is_number()) {
     c.duration_ns = seconds_to_ns(m["entire_frame_compile_time_s"].get<double>());
   }
+  if (c.start_ns > 0) s.last_ns = std::max(s.last_ns, c.start_ns + c.duration_ns);
   bool failed = m.contains("fail_type") && !m["fail_type"].is_null();
   c.status = failed ? "compile_failed" : "ok";
   c.closed = true;
@@ -583,20 +589,25 @@ void TorchTraceImporter::close_session() {
     if (!in.bad()) s.writer->record(SourceEvent{file, sha256_hex(text.str()), text.str()});
   }
   s.writer->close(s.interrupted ? "interrupted" : "finished");
-  // What the run row could only learn from later records: version, config, device, start time.
+  // What the run row could only learn from later records: version, config, device, start time,
+  // and when the job was last seen (its last record), not when the import ran: an interrupted
+  // run says when it stopped.
   auto db = open_store_for_writing(db_path_);
   auto st = db->prepare(
-      "UPDATE runs SET libtorch_version=?, config_json=?, device=?, started_at=COALESCE(?, started_at), rank=? "
-      "WHERE id=?");
-  std::optional<std::string> started;
+      "UPDATE runs SET libtorch_version=?, config_json=?, device=?, started_at=COALESCE(?, started_at), rank=?, "
+      "finished_at=COALESCE(?, finished_at), last_event_at=COALESCE(?, last_event_at) WHERE id=?");
+  std::optional<std::string> started, last;
   if (s.first_ns > 0) started = iso_utc(s.first_ns);
+  if (s.last_ns > 0) last = iso_utc(s.last_ns);
   int rank = rank_ < 0 ? 0 : rank_;
   st.bind(1, s.stats.pytorch_version)
       .bind(2, s.config_json.empty() ? std::string("{}") : s.config_json)
       .bind(3, s.device.empty() ? std::string("cpu") : s.device)
       .bind(4, started)
       .bind(5, rank)
-      .bind(6, s.stats.run_id)
+      .bind(6, last)
+      .bind(7, last)
+      .bind(8, s.stats.run_id)
       .run();
   s.stats.rank = rank;
   done_.push_back(s.stats);
