@@ -30,7 +30,11 @@ RankDivergence rank_divergence(const RunReader& reader, Id run_id) {
   const auto& mine = sessions[self->rank];
   size_t k = static_cast<size_t>(std::find(mine.begin(), mine.end(), run_id) - mine.begin());
   for (const auto& [rank, ids] : sessions) {
-    if (k < ids.size()) out.ranks.push_back({rank, ids[k]});
+    if (k >= ids.size()) continue;
+    RankRun rr;
+    rr.rank = rank;
+    rr.run_id = ids[k];
+    out.ranks.push_back(rr);
   }
   if (out.ranks.size() < 2) {
     out.ranks.clear();
@@ -41,17 +45,26 @@ RankDivergence rank_divergence(const RunReader& reader, Id run_id) {
   std::map<std::string, std::vector<int>> present;
   std::map<std::string, std::pair<std::string, int64_t>> first_seen;
   std::map<std::string, std::map<int, int64_t>> recompiles, breaks;  // frame name -> rank -> count
-  for (const auto& rr : out.ranks) {
+  for (auto& rr : out.ranks) {
+    for (const auto& r : runs) {
+      if (r.id == rr.run_id) rr.status = r.status;
+    }
     std::map<Id, std::string> frame_name;
     for (const auto& f : reader.frames(rr.run_id)) frame_name[f.id] = f.name;
+    rr.frames = static_cast<int64_t>(frame_name.size());
     for (const auto& c : reader.compiles(rr.run_id)) {
+      ++rr.compiles;
       present[c.compile_label].push_back(rr.rank);
       first_seen.try_emplace(c.compile_label, c.reason, c.start_ns);
       if (c.compile_label.size() < 2 || c.compile_label.substr(c.compile_label.find('/') + 1) != "0") {
         ++recompiles[frame_name[c.frame_id]][rr.rank];
+        ++rr.recompiles;
       }
     }
-    for (const auto& b : reader.graph_breaks(rr.run_id)) ++breaks[frame_name[b.frame_id]][rr.rank];
+    for (const auto& b : reader.graph_breaks(rr.run_id)) {
+      ++breaks[frame_name[b.frame_id]][rr.rank];
+      ++rr.graph_breaks;
+    }
   }
   std::vector<int> all;
   for (const auto& rr : out.ranks) all.push_back(rr.rank);
@@ -81,6 +94,12 @@ RankDivergence rank_divergence(const RunReader& reader, Id run_id) {
   std::stable_sort(out.items.begin(), out.items.end(),
                    [](const DivergenceItem& a, const DivergenceItem& b) { return a.start_ns < b.start_ns; });
   return out;
+}
+
+const char* divergence_what(const std::string& kind) {
+  if (kind == "compile_on_some_ranks") return "compile";
+  if (kind == "recompiles_differ") return "recompiles in";
+  return "graph breaks in";
 }
 
 }  // namespace tcprof::analysis

@@ -12,6 +12,9 @@ namespace tcprof::analysis {
 struct RankRun {
   int rank = 0;
   Id run_id = 0;
+  // What this rank's run compiled, for the per-rank table (report's divergence lines, GUI Ranks).
+  std::string status;
+  int64_t frames = 0, compiles = 0, recompiles = 0, graph_breaks = 0;
 };
 
 struct DivergenceItem {
@@ -30,5 +33,8 @@ struct RankDivergence {
 // The runs of the multi-rank import that `run_id` belongs to (same source and world size; the
 // k-th session of each rank goes with the k-th of the others), compared with each other.
 RankDivergence rank_divergence(const RunReader& reader, Id run_id);
+
+// "compile", "recompiles in", "graph breaks in": how a divergence kind reads before its subject.
+const char* divergence_what(const std::string& kind);
 
 }  // namespace tcprof::analysis

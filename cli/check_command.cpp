@@ -88,7 +88,10 @@ std::vector<Id> runs_of_rank(const RunReader& reader, Id run_id, const std::stri
   std::vector<RankRun> ranks = rank_divergence(reader, run_id).ranks;
   if (ranks.empty()) {
     auto row = reader.run(run_id);
-    ranks.push_back({row ? row->rank : 0, run_id});
+    RankRun self;
+    self.rank = row ? row->rank : 0;
+    self.run_id = run_id;
+    ranks.push_back(self);
   }
   if (rank == "all") {
     std::vector<Id> out;
@@ -224,7 +227,8 @@ void check(CheckOptions o) {
                                text::plural(static_cast<int64_t>(b.frames.size()), "frame", "frames"),
                                text::plural(sites, "break site", "break sites"),
                                text::plural(recompiles, "recompile", "recompiles"),
-                               text::plural(eager, "eager fallback", "eager fallbacks"), run.run_id, db_path);
+                               text::plural(eager, "eager fallback", "eager fallbacks"), run.run_id,
+                               temporary ? "a temporary database, now removed (--db FILE keeps the run)" : db_path);
       continue;
     }
     if (baseline) {

@@ -161,9 +161,7 @@ void write_divergence(fmt::memory_buffer& out, const analysis::RankDivergence& d
   fmt::format_to(std::back_inserter(out), "\n  Ranks diverge ({}): {}\n", runs,
                  text::plural(static_cast<int64_t>(d.items.size()), "difference", "differences"));
   for (const auto& item : d.items) {
-    const char* what = item.kind == "compile_on_some_ranks" ? "compile"
-                       : item.kind == "recompiles_differ"   ? "recompiles in"
-                                                            : "graph breaks in";
+    const char* what = analysis::divergence_what(item.kind);
     fmt::format_to(std::back_inserter(out), "{}", text::wrap(fmt::format("    {} {}: ", what, item.subject), item.detail));
     if (!item.reason.empty()) fmt::format_to(std::back_inserter(out), "{}", text::wrap("      because: ", item.reason));
   }
@@ -235,6 +233,12 @@ nlohmann::json render_json(const RunReader& reader, const std::vector<RunRow>& r
         items.push_back({{"kind", d.kind}, {"subject", d.subject}, {"detail", d.detail}, {"reason", d.reason}});
       }
       j["rank_divergence"] = items;
+      json ranks = json::array();
+      for (const auto& r : divergence.ranks) {
+        ranks.push_back({{"rank", r.rank}, {"run_id", r.run_id}, {"status", r.status}, {"frames", r.frames},
+                         {"compiles", r.compiles}, {"recompiles", r.recompiles}, {"graph_breaks", r.graph_breaks}});
+      }
+      j["ranks"] = ranks;
     }
     jruns.push_back(std::move(j));
   }

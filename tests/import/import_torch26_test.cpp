@@ -141,6 +141,18 @@ TEST(ImportTorch26, TwoRanksThatDiverge) {
   // frames, breaks in forward.
   auto div = analysis::rank_divergence(reader, r0.run_id);
   ASSERT_EQ(div.ranks.size(), 2u);
+  // The per-rank table (report --json "ranks", the GUI's Ranks view) counts what each rank compiled.
+  EXPECT_EQ(div.ranks[0].rank, 0);
+  EXPECT_EQ(div.ranks[1].rank, 1);
+  EXPECT_EQ(div.ranks[0].status, "finished");
+  EXPECT_EQ(div.ranks[0].frames, 1);
+  EXPECT_EQ(div.ranks[1].frames, 2);
+  EXPECT_EQ(div.ranks[0].compiles, 1);
+  EXPECT_EQ(div.ranks[1].compiles, 4);
+  EXPECT_EQ(div.ranks[0].recompiles, 0);
+  EXPECT_EQ(div.ranks[1].recompiles, 2);
+  EXPECT_EQ(div.ranks[0].graph_breaks, 0);
+  EXPECT_EQ(div.ranks[1].graph_breaks, 2);
   std::set<std::pair<std::string, std::string>> items;
   std::map<std::string, std::string> detail;
   for (const auto& item : div.items) {
@@ -315,6 +327,16 @@ TEST(ImportTorch26, CommandLineRanksAndReport) {
   ASSERT_EQ(report.exit_code, 0) << report.output;
   EXPECT_NE(report.output.find("Ranks diverge"), std::string::npos) << report.output;
   EXPECT_NE(report.output.find("compile 0/1: on rank 1 only; missing on 0"), std::string::npos) << report.output;
+  // report --json: the divergence and each rank's counts beside it.
+  auto json = tcprof::testing::run_command(kBin + " report " + db + " --json");
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  auto run = nlohmann::json::parse(json.output)["runs"][0];
+  EXPECT_EQ(run["rank_divergence"].size(), 6u);
+  ASSERT_EQ(run["ranks"].size(), 2u);
+  EXPECT_EQ(run["ranks"][1]["rank"], 1);
+  EXPECT_EQ(run["ranks"][1]["compiles"], 4);
+  EXPECT_EQ(run["ranks"][1]["graph_breaks"], 2);
+  EXPECT_EQ(run["ranks"][0]["recompiles"], 0);
 }
 
 }  // namespace
