@@ -7,6 +7,7 @@
 #include <QFileDialog>
 #include <QDateTime>
 #include <QFileInfo>
+#include <QHBoxLayout>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -19,6 +20,7 @@
 #include "gui/graphs_view.h"
 #include "gui/kernels_view.h"
 #include "gui/overview_view.h"
+#include "gui/ranks_view.h"
 #include "gui/recompiles_view.h"
 #include "gui/training_view.h"
 
@@ -37,15 +39,33 @@ MainWindow::MainWindow(bool interactive, QWidget* parent)
       graphs_(new GraphsView),
       training_(new TrainingView),
       compare_(new CompareView),
+      ranks_(new RanksView),
+      rank_bar_(new QWidget),
+      rank_box_(new QComboBox),
       progress_(new QProgressBar),
       status_(new QLabel),
       live_timer_(new QTimer(this)) {
   setWindowTitle("tcprof");
   setAcceptDrops(true);
-  views_ = {overview_, breaks_, recompiles_, kernels_, graphs_, training_, compare_};
-  const QStringList titles = {"&Overview", "Graph &breaks", "&Recompiles", "&Kernels", "&Graphs", "&Training", "&Compare"};
+  views_ = {overview_, breaks_, recompiles_, kernels_, graphs_, training_, compare_, ranks_};
+  const QStringList titles = {"&Overview", "Graph &breaks", "&Recompiles", "&Kernels", "&Graphs", "&Training", "&Compare", "Ra&nks"};
   for (size_t i = 0; i < views_.size(); ++i) tabs_->addTab(views_[i], titles[static_cast<int>(i)]);
   tabs_->setDocumentMode(true);
+  auto* rank_layout = new QHBoxLayout(rank_bar_);
+  rank_layout->setContentsMargins(4, 0, 4, 0);
+  rank_layout->addWidget(new QLabel("Rank:"));
+  rank_layout->addWidget(rank_box_);
+  rank_box_->setToolTip("This run is one rank of a distributed job: pick the rank every view shows (Ranks view: how they differ)");
+  rank_box_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  tabs_->setCornerWidget(rank_bar_, Qt::TopRightCorner);
+  rank_bar_->setVisible(false);
+  connect(rank_box_, &QComboBox::activated, this, [this](int index) {
+    const Id id = rank_box_->itemData(index).toLongLong();
+    if (current_ && id > 0 && id != current_->run.id) selectRun(current_->path, id);
+  });
+  connect(ranks_, &RanksView::rankChosen, this, [this](Id id) {
+    if (current_) selectRun(current_->path, id);
+  });
   setCentralWidget(tabs_);
 
   auto* dock = new QDockWidget("Runs", this);
@@ -108,7 +128,7 @@ MainWindow::MainWindow(bool interactive, QWidget* parent)
 MainWindow::~MainWindow() = default;
 
 QStringList MainWindow::viewNames() {
-  return {"overview", "breaks", "recompiles", "kernels", "graphs", "training", "compare"};
+  return {"overview", "breaks", "recompiles", "kernels", "graphs", "training", "compare", "ranks"};
 }
 
 bool MainWindow::showView(const QString& name) {
@@ -139,7 +159,7 @@ void MainWindow::buildMenus() {
   rebuildRecentMenu();
 
   QMenu* view = menuBar()->addMenu("&View");
-  const QStringList titles = {"Overview", "Graph breaks", "Recompiles", "Kernels", "Graphs", "Training", "Compare"};
+  const QStringList titles = {"Overview", "Graph breaks", "Recompiles", "Kernels", "Graphs", "Training", "Compare", "Ranks"};
   for (int i = 0; i < titles.size(); ++i) {
     view->addAction(titles[i], QKeySequence(Qt::CTRL | (Qt::Key_1 + i)), this, [this, i] { tabs_->setCurrentIndex(i); });
   }
@@ -149,7 +169,7 @@ void MainWindow::buildMenus() {
   QMenu* help = menuBar()->addMenu("&Help");
   help->addAction("&Keyboard shortcuts", QKeySequence::HelpContents, this, [this] {
     QMessageBox::information(this, "Keyboard shortcuts",
-                             "Ctrl+O open · Ctrl+W close file · F5 reload · Ctrl+1…7 views · "
+                             "Ctrl+O open · Ctrl+W close file · F5 reload · Ctrl+1…8 views · "
                              "Ctrl+L run list\nTables: arrows move, type to search\nKernel timeline: "
                              "+/− zoom, ←/→ pan, 0 show all, Esc clear range, Shift+drag select range");
   });
@@ -189,6 +209,7 @@ void MainWindow::applyRun(RunDataPtr run) {
   const bool same = current_ && run && current_->path == run->path && current_->run.id == run->run.id;
   current_ = std::move(run);
   for (RunView* v : views_) v->setRun(current_);
+  updateRankSelector();
   if (current_) {
     setWindowTitle(QString("%1 — tcprof").arg(current_->title()));
     run_list_->setRunStatus(current_->path, current_->run.id, QString::fromStdString(current_->run.status));
@@ -200,6 +221,19 @@ void MainWindow::applyRun(RunDataPtr run) {
     setWindowTitle("tcprof");
   }
   emit runShown(current_);
+}
+
+void MainWindow::updateRankSelector() {
+  const bool ranked = current_ && current_->ranks.ranks.size() > 1;
+  rank_bar_->setVisible(ranked);
+  QSignalBlocker block(rank_box_);
+  rank_box_->clear();
+  if (!ranked) return;
+  for (const analysis::RankRun& r : current_->ranks.ranks) {
+    rank_box_->addItem(QString("%1 of %2 (run #%3)").arg(r.rank).arg(current_->run.world_size).arg(r.run_id),
+                       static_cast<qlonglong>(r.run_id));
+    if (r.run_id == current_->run.id) rank_box_->setCurrentIndex(rank_box_->count() - 1);
+  }
 }
 
 void MainWindow::onFailed(int request, const QString& path, const QString& message) {

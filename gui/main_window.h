@@ -1,6 +1,7 @@
 // The main window: run list on the left, one tab per view, loading in the background with a
 // progress indicator in the status bar, live refresh of runs still being written.
 #pragma once
+#include <QComboBox>
 #include <QLabel>
 #include <QMainWindow>
 #include <QProgressBar>
@@ -20,6 +21,7 @@ class KernelsView;
 class GraphsView;
 class TrainingView;
 class CompareView;
+class RanksView;
 class RunView;
 
 class MainWindow : public QMainWindow {
@@ -31,7 +33,7 @@ class MainWindow : public QMainWindow {
   ~MainWindow() override;
 
   void openFiles(const QStringList& paths);
-  // View names: overview breaks recompiles kernels graphs training compare.
+  // View names: overview breaks recompiles kernels graphs training compare ranks.
   static QStringList viewNames();
   bool showView(const QString& name);
   QString currentViewName() const;
@@ -50,6 +52,10 @@ class MainWindow : public QMainWindow {
   GraphsView* graphs() const { return graphs_; }
   TrainingView* training() const { return training_; }
   CompareView* compare() const { return compare_; }
+  RanksView* ranks() const { return ranks_; }
+  // Above the tabs, shown only for a run of a multi-rank import: picks the rank whose run every
+  // view shows, keeping the current view.
+  QComboBox* rankSelector() const { return rank_box_; }
 
  signals:
   void loadFailed(const QString& path, const QString& message);
@@ -64,6 +70,7 @@ class MainWindow : public QMainWindow {
   void buildMenus();
   void selectRun(const QString& path, Id run_id);
   void applyRun(RunDataPtr run);
+  void updateRankSelector();
   void onFailed(int request, const QString& path, const QString& message);
   void addRecent(const QString& path);
   void rebuildRecentMenu();
@@ -81,6 +88,9 @@ class MainWindow : public QMainWindow {
   GraphsView* graphs_;
   TrainingView* training_;
   CompareView* compare_;
+  RanksView* ranks_;
+  QWidget* rank_bar_;
+  QComboBox* rank_box_;
   std::vector<RunView*> views_;
   QProgressBar* progress_;
   QLabel* status_;

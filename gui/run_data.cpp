@@ -67,6 +67,7 @@ RunDataPtr load_run_data(const QString& path, Id run_id,
   data->perf_hints = reader.perf_hints(run_id);
   data->view = analysis::view_run(reader, run_id);
   data->graph_times = reader.graph_kernel_times(run_id);
+  data->ranks = analysis::rank_divergence(reader, run_id);
   const double total = std::max<int64_t>(1, data->summary.counts.kernels);
   report("Reading kernels", 0.15);
   data->kernels.load(reader, run_id, [&](int64_t done) {

@@ -8,6 +8,7 @@
 
 #include "analysis/break_sites.h"
 #include "analysis/kernel_stats.h"
+#include "analysis/rank_divergence.h"
 #include "analysis/run_summary.h"
 #include "analysis/run_view.h"
 #include "analysis/source_index.h"
@@ -41,6 +42,9 @@ struct RunData {
   // For comparing runs (analysis/run_comparison.h).
   analysis::RunView view;
   std::vector<GraphKernelTime> graph_times;
+  // The other ranks of a multi-rank import and where they compiled differently (empty ranks
+  // for a single-process run): the rank selector and the Ranks view.
+  analysis::RankDivergence ranks;
 
   // "model.pt · run 3 (train)" for titles and run lists.
   QString title() const;
