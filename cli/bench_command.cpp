@@ -34,6 +34,7 @@ struct BenchOptions {
   int threads = 1;
   int iters = 30;
   int warmup = 5;
+  bool torchscript = true;
 };
 
 double median_ms(std::vector<int64_t> samples) {
@@ -100,6 +101,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--threads", o->threads, "Intra-op threads for every executor (reported)")->capture_default_str();
   cmd->add_option("--iters", o->iters, "Timed calls per executor (medians are reported)")->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "Untimed calls first")->capture_default_str();
+  // Builds with NNC's LLVM CPU fusion on (Debian 13's LibTorch 2.6) spend minutes compiling the
+  // TorchScript baseline of a big CNN; a user who only wants eager vs tcprof skips it.
+  cmd->add_flag("!--no-torchscript", o->torchscript, "Skip TorchScript's optimised executor (its own compile can take minutes)");
   cmd->callback([o] {
     if (o->threads < 1 || o->iters < 1 || o->warmup < 0) throw Error(ErrorKind::Usage, "--threads and --iters must be at least 1");
     set_intra_op_threads(o->threads);
@@ -123,18 +127,20 @@ void add_bench_command(CLI::App& app) {
     // optimize_for_inference intends: its MKLDNN-layout tensors hit a dispatcher assert under
     // autograd's keys in some builds (Debian 13's CUDA LibTorch 2.6: max_pool2d). It is run once
     // here, so a baseline that cannot run is reported as not available, not as tcprof's failure.
-    std::string ts_note;
+    std::string ts_note = o->torchscript ? "" : "skipped (--no-torchscript)";
     std::optional<torch::jit::Module> frozen;
-    try {
-      torch::jit::Module copy = s.model.module.clone();
-      copy.eval();
-      torch::jit::Module f = torch::jit::freeze(copy, c10::nullopt, true);
-      frozen = torch::jit::optimize_for_inference(f);
-      c10::InferenceMode inference;
-      frozen->get_method(s.model.method)(inputs);
-    } catch (const std::exception& e) {
-      frozen.reset();
-      ts_note = error_summary(e.what());
+    if (o->torchscript) {
+      try {
+        torch::jit::Module copy = s.model.module.clone();
+        copy.eval();
+        torch::jit::Module f = torch::jit::freeze(copy, c10::nullopt, true);
+        frozen = torch::jit::optimize_for_inference(f);
+        c10::InferenceMode inference;
+        frozen->get_method(s.model.method)(inputs);
+      } catch (const std::exception& e) {
+        frozen.reset();
+        ts_note = error_summary(e.what());
+      }
     }
 
     // tcprof compiled: cold = capture + compile with an empty kernel cache; warm = a second module
@@ -216,7 +222,7 @@ void add_bench_command(CLI::App& app) {
       double ts = baselines["torchscript_optimized"];
       std::cout << fmt::format("  {:<26} {:>10.3f}  {:>7.2f}x\n", "TorchScript optimised", ts, eager_ms / ts);
     } else {
-      std::cout << fmt::format("  TorchScript optimised: not available ({})\n", ts_note);
+      std::cout << fmt::format("  TorchScript optimised: {}\n", o->torchscript ? "not available (" + ts_note + ")" : ts_note);
     }
     std::cout << fmt::format("  {:<26} {:>10.3f}  {:>7.2f}x\n", "tcprof (" + o->model.backend + ")", compiled_ms, speedup);
     std::cout << fmt::format("  compile {:.3f} s cold, {:.3f} s warm · graph breaks {}\n", compile_s, warm_s,

@@ -110,6 +110,20 @@ TEST(BenchCommand, JsonHasTheContractKeys) {
             j["load_average_before"].get<double>() < 0.5 && j["load_average_after"].get<double>() < 1.75);
 }
 
+TEST(BenchCommand, NoTorchscriptSkipsThatBaselineAndSaysSo) {
+  auto r = run_command(std::string(TCPROF_BIN) + " bench " + sample("gpt_tiny") +
+                       " --input 'i64[2,16](0,512)' --iters 2 --warmup 0 --no-torchscript --json --db none");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output);
+  EXPECT_FALSE(j["baselines"].contains("torchscript_optimized")) << r.output;
+  EXPECT_TRUE(j["baselines"].contains("eager"));
+  EXPECT_EQ(j["torchscript_optimized_error"], "skipped (--no-torchscript)");
+  auto text = run_command(std::string(TCPROF_BIN) + " bench " + sample("gpt_tiny") +
+                          " --input 'i64[2,16](0,512)' --iters 2 --warmup 0 --no-torchscript --db none");
+  EXPECT_NE(text.output.find("TorchScript optimised: skipped (--no-torchscript)"), std::string::npos)
+      << text.output;
+}
+
 TEST(BreaksCommand, DocsFileIsTheRegistry) {
   auto r = run_command(std::string(TCPROF_BIN) + " breaks --markdown");
   ASSERT_EQ(r.exit_code, 0);
