@@ -84,10 +84,16 @@ std::string render_text(const Side& a, const Side& b, const RunComparison& d, si
     fmt::format_to(o, "  {:<18} {:>12} {:>12} {:>12} {:>9}\n", name, text::duration(va), text::duration(vb),
                    signed_duration(vb - va), relative(va, vb));
   };
+  // A run without calls (an import without a profiler trace) has no call time, not a time of 0.
+  auto call_time_row = [&](const char* name, double va, double vb) {
+    if (x.calls > 0 && y.calls > 0) return time_row(name, va, vb);
+    fmt::format_to(o, "  {:<18} {:>12} {:>12} {:>12} {:>9}\n", name, x.calls > 0 ? text::duration(va) : "-",
+                   y.calls > 0 ? text::duration(vb) : "-", "", "");
+  };
   count_row("calls", x.calls, y.calls);
   const analysis::CallTiming &ta = a.run.summary.call_timing, &tb = b.run.summary.call_timing;
-  time_row("steady median/call", ta.steady_median_ns, tb.steady_median_ns);
-  time_row("mean incl. compile", ta.mean_incl_compile_ns, tb.mean_incl_compile_ns);
+  call_time_row("steady median/call", ta.steady_median_ns, tb.steady_median_ns);
+  call_time_row("mean incl. compile", ta.mean_incl_compile_ns, tb.mean_incl_compile_ns);
   time_row("compile time", static_cast<double>(x.compile_time_ns), static_cast<double>(y.compile_time_ns));
   count_row("compiles", x.compiles, y.compiles);
   count_row("recompiles", x.recompiles, y.recompiles);

@@ -85,6 +85,29 @@ TEST(ImportReaders, ReportCheckDiffExport) {
   EXPECT_FALSE(trace["traceEvents"].empty());
 }
 
+// A log imported without a profiler trace has no calls: diff shows its call time as not recorded
+// ("-"), not as 0 ns and -100%; a baseline written from a log imported on the fly does not name
+// the temporary database it was read from (it is gone when check exits).
+TEST(ImportReaders, NoCallsAndTemporaryImportAreSaidAsSuch) {
+  TempDir dir;
+  std::string db = dir.file("two.db");
+  ASSERT_EQ(run_command(kBin + " import " + kMlp + " --kineto " + kFixtures + "/mlp_kineto_torch2.11_h100.json.gz --db " + db).exit_code, 0);
+  ASSERT_EQ(run_command(kBin + " import " + kBreaks + " --db " + db).exit_code, 0);
+  auto diff = run_command(kBin + " diff " + db + " " + db + " --run-a 1 --run-b 2", true);
+  EXPECT_LE(diff.exit_code, 1) << diff.output;
+  size_t row = diff.output.find("steady median/call");
+  ASSERT_NE(row, std::string::npos) << diff.output;
+  std::string line = diff.output.substr(row, diff.output.find('\n', row) - row);
+  EXPECT_NE(line.find(" ms"), std::string::npos) << line;  // A: 3 region calls from the trace
+  EXPECT_NE(line.find(" -"), std::string::npos) << line;
+  EXPECT_EQ(line.find('%'), std::string::npos) << line;
+
+  auto update = run_command(kBin + " check " + kMlp + " --baseline " + dir.file("b.json") + " --update-baseline", true);
+  ASSERT_EQ(update.exit_code, 0) << update.output;
+  EXPECT_EQ(update.output.find("tcprof-check-"), std::string::npos) << update.output;
+  EXPECT_NE(update.output.find("temporary database"), std::string::npos) << update.output;
+}
+
 std::string gunzip(const std::string& path) {
   gzFile gz = gzopen(path.c_str(), "rb");
   std::string out;
