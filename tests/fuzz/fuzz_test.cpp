@@ -391,11 +391,10 @@ TEST(FuzzBugs, CommonSubexpressionMergesValuesAnInPlaceOpWrites) {
                                 {f32({3, 4})}));
 }
 
-// The generated erf (Abramowitz & Stegun 7.1.26, since d47c6b3) has an absolute error of ~1e-7,
-// so near 0 it loses all relative accuracy: erf(1e-6) comes out as a multiple of 2^-23, and
-// erf(x * 1e-5) * 1e5 is off by up to ~1e-2. LibTorch's erf here (AVX2, Sleef) is accurate to an
-// ulp, so any steep op after an erf of small values (a square root, a division, a log) differs;
-// the random run found it as sqrt(sqrt(|erf(x * x)|)). GELU is not affected (0.5 x (1 + erf)).
+// The generated erf once had an absolute error of ~1e-7 (Abramowitz & Stegun 7.1.26), so near 0
+// it lost all relative accuracy: erf(x * 1e-5) * 1e5 was off by up to ~1e-2 where LibTorch's erf
+// (Sleef) is accurate to an ulp; the random run found it as sqrt(sqrt(|erf(x * x)|)). Today's
+// rational x P(x^2) / Q(x^2) is relative-accurate down to 0 (prelude_math_test.cpp).
 TEST(FuzzBugs, ErfLosesRelativeAccuracyNearZero) {
   FuzzCase c = targeted("erf of small values, scaled back", "def forward(self, x0):\n    return torch.erf(x0 * 1e-05) * 100000.0\n",
                         {f32({4, 64})});
