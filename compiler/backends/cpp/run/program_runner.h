@@ -36,6 +36,7 @@ class ProgramRunner {
   void run_extern(int op, std::vector<c10::IValue>& slots, const SymBindings& bindings);
   bool run_kernel(size_t k, std::vector<c10::IValue>& slots);
   bool run_window_kernel(size_t k, std::vector<c10::IValue>& slots);
+  void plan_releases();
 
   CapturedGraph graph_;
   ScheduledProgram program_;
@@ -47,6 +48,7 @@ class ProgramRunner {
   std::vector<KernelKey> step_keys_;
   int64_t layout_fallbacks_ = 0;
   std::vector<bool> window_uses_extern_;  // per native kernel: autotune chose the LibTorch op
+  std::vector<std::vector<int>> release_after_;  // per step: slots no later step uses
 };
 
 }  // namespace tcprof
