@@ -5,3 +5,10 @@
 
 #define TCPROF_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
+
+// c10::Allocator::allocate lost its const in 2.3, when copy_data became pure virtual.
+#if TCPROF_TORCH_AT_LEAST(2, 3)
+#define TCPROF_ALLOCATE_CONST
+#else
+#define TCPROF_ALLOCATE_CONST const
+#endif
