@@ -3,6 +3,10 @@
 // perf hints, the compile cache, compile failures and autograd fallbacks.
 #include <sys/stat.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include <ATen/Parallel.h>
 #include <ATen/core/grad_mode.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -140,6 +144,43 @@ TEST(CppBackend, BatchNormFoldsIntoConvolutionAndDepthwiseIsGenerated) {
   // A different batch runs through the same kernels (batch is a kernel argument).
   auto batch2 = inputs_for({"f32[2,3,224,224]"});
   expect_same_output(m.call(batch2), m.call_eager(batch2));
+}
+
+// A second compile of the same graph with the same cache reads the autotune decisions (and the
+// first compile's timings) instead of timing again; another thread count is timed afresh; a
+// damaged decision file is re-timed, not an error, and rewritten.
+TEST(CppBackend, AutotuneDecisionsAreCachedWithTheKernels) {
+  at::NoGradGuard no_grad;
+  TempDir dir;
+  CompileOptions options = cpp_options();
+  options.kernel_cache_dir = dir.file("cache");
+  auto in = inputs_for({"f32[2,3,32,32]"});
+  auto autotune_record = [&] {
+    CompiledModule m(load_model(sample("cnn")), options, nullptr);
+    expect_same_output(m.call(in), m.call_eager(in));
+    std::string ir = totals(m).ir;
+    size_t at = ir.find("\nautotune (");
+    return at == std::string::npos ? std::string() : ir.substr(at);
+  };
+  const std::string cached = "read from the autotune cache";
+  std::string first = autotune_record();
+  ASSERT_FALSE(first.empty()) << "the cnn sample has direct kernels (max pool, depthwise conv)";
+  EXPECT_EQ(first.find(cached), std::string::npos) << first;
+  std::string second = autotune_record();
+  EXPECT_NE(second.find(cached), std::string::npos) << second;
+  EXPECT_EQ(second.substr(second.find(":\n")), first.substr(first.find(":\n")));
+
+  const int threads = at::get_num_threads();
+  at::set_num_threads(threads == 1 ? 2 : 1);
+  std::string other_threads = autotune_record();
+  at::set_num_threads(threads);
+  EXPECT_EQ(other_threads.find(cached), std::string::npos) << other_threads;
+
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir.file("cache") + "/autotune")) {
+    if (e.is_regular_file()) std::ofstream(e.path()) << "tcprof-autotune 1\nnot numbers\n";
+  }
+  EXPECT_EQ(autotune_record().find(cached), std::string::npos);
+  EXPECT_NE(autotune_record().find(cached), std::string::npos);
 }
 
 TEST(CppBackend, NonContiguousAndBroadcastInputsAreReadThroughStrides) {

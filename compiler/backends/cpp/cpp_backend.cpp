@@ -5,10 +5,12 @@
 #include <functional>
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <ATen/core/grad_mode.h>
 #include <fmt/format.h>
 
 #include "compiler/backends/backend.h"
+#include "compiler/torch_compat.h"
 #include "compiler/backends/cpp/codegen/codegen_cpp.h"
 #include "compiler/backends/cpp/passes/graph_passes.h"
 #include "compiler/frontend/guards.h"
@@ -246,9 +248,9 @@ class CppBackend : public Backend {
                                                   std::move(kernel_fns), std::move(window_fns), profiler);
     // 6. Autotune: a replaced op keeps its LibTorch kernel where that is faster on this machine.
     phase.begin("autotune");
-    std::vector<std::string> choices = runner->autotune(examples, bindings);
+    std::string tuned = autotune(*runner, unit.source, examples, bindings);
     phase.end();
-    if (!choices.empty()) report.ir += fmt::format("\nautotune (best of 3 on the example inputs):\n{}\n", fmt::join(choices, "\n"));
+    if (!tuned.empty()) report.ir += tuned;
     std::shared_ptr<ProgramRunner> shared_runner = std::move(runner);
     return std::make_unique<ReportedGraph>(
         [shared_runner](const std::vector<c10::IValue>& in, int64_t id) { return shared_runner->run(in, id); },
@@ -256,6 +258,27 @@ class CppBackend : public Backend {
   }
 
  private:
+  // Timed once per machine, thread count and LibTorch: later compiles of the same graph read the
+  // decisions from the autotune cache. Returns the IR record's autotune section.
+  std::string autotune(ProgramRunner& runner, const std::string& source, const std::vector<c10::IValue>& examples,
+                       const SymBindings& bindings) {
+    if (runner.direct_kernels() == 0) return "";
+    KernelLibraryBuilder& builder = own_compiler_ ? *own_compiler_ : KernelLibraryBuilder::shared();
+    std::string key = autotune_key(fmt::format("{}\n{}\nflags {}\nthreads {}\ntorch {}\n", runner.autotune_signature(),
+                                               source, fmt::join(builder.flags(), " "), at::get_num_threads(),
+                                               TORCH_VERSION));
+    std::optional<std::vector<AutotuneChoice>> choices = load_autotune(builder.cache_dir(), key, runner.direct_kernels());
+    const bool cached = choices.has_value();
+    if (!cached) {
+      choices = runner.measure_autotune(examples, bindings);
+      store_autotune(builder.cache_dir(), key, *choices);
+    }
+    std::vector<std::string> lines = runner.use_autotune(*choices);
+    if (lines.empty()) return "";
+    return fmt::format("\nautotune (best of 3 on the example inputs{}):\n{}\n",
+                       cached ? ", read from the autotune cache" : "", fmt::join(lines, "\n"));
+  }
+
   std::unique_ptr<CompiledGraph> eager(const CapturedGraph& g, CpuProfiler* profiler, CompileReport report) {
     log_hints(report.hints);
     report.ir = g.ir();

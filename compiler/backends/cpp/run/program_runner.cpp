@@ -249,9 +249,8 @@ bool ProgramRunner::run_window_kernel(size_t index, std::vector<c10::IValue>& sl
   return true;
 }
 
-std::vector<std::string> ProgramRunner::autotune(const std::vector<c10::IValue>& example_slots,
-                                                 const SymBindings& bindings) {
-  std::vector<std::string> lines;
+std::vector<AutotuneChoice> ProgramRunner::measure_autotune(const std::vector<c10::IValue>& example_slots,
+                                                            const SymBindings& bindings) {
   std::vector<c10::IValue> slots = example_slots;
   auto best_of = [](int runs, const std::function<void()>& f) {
     int64_t best = INT64_MAX;
@@ -262,18 +261,46 @@ std::vector<std::string> ProgramRunner::autotune(const std::vector<c10::IValue>&
     }
     return best;
   };
-  for (size_t k = 0; k < program_.program.window_kernels.size(); ++k) {
+  std::vector<AutotuneChoice> choices(program_.program.window_kernels.size());
+  for (size_t k = 0; k < choices.size(); ++k) {
     const WindowKernel& n = program_.program.window_kernels[k];
     bool ok = true;
     int64_t native = best_of(3, [&] { ok = ok && run_window_kernel(k, slots); });
     if (!ok) continue;
     int64_t eager = best_of(3, [&] { run_extern(n.op, slots, bindings); });
-    window_uses_extern_[k] = eager < native;
-    lines.push_back(fmt::format("  {}: {:.3f} ms, LibTorch {}: {:.3f} ms -> {}", n.name, static_cast<double>(native) / 1e6,
-                                graph_.ops[static_cast<size_t>(n.op)].name, static_cast<double>(eager) / 1e6,
-                                window_uses_extern_[k] ? "LibTorch" : "kernel"));
+    choices[k] = {true, native, eager, eager < native};
+  }
+  return choices;
+}
+
+std::vector<std::string> ProgramRunner::use_autotune(const std::vector<AutotuneChoice>& choices) {
+  std::vector<std::string> lines;
+  for (size_t k = 0; k < choices.size() && k < window_uses_extern_.size(); ++k) {
+    const AutotuneChoice& c = choices[k];
+    if (!c.measured) continue;
+    window_uses_extern_[k] = c.use_libtorch;
+    const WindowKernel& n = program_.program.window_kernels[k];
+    lines.push_back(fmt::format("  {}: {:.3f} ms, LibTorch {}: {:.3f} ms -> {}", n.name, static_cast<double>(c.kernel_ns) / 1e6,
+                                graph_.ops[static_cast<size_t>(n.op)].name, static_cast<double>(c.libtorch_ns) / 1e6,
+                                c.use_libtorch ? "LibTorch" : "kernel"));
   }
   return lines;
+}
+
+std::string ProgramRunner::autotune_signature() const {
+  std::string out;
+  auto shape = [&](int constant) {
+    return constant < 0 ? std::string("-")
+                        : fmt::format("{}", fmt::join(program_.constants[static_cast<size_t>(constant)].sizes(), "x"));
+  };
+  for (const WindowKernel& k : program_.program.window_kernels) {
+    out += fmt::format("{} {} {} {} | {} {} {} {} {} {} | {} {} {} {} {} {} {} {} | {} {} | {} {} {}\n",
+                       static_cast<int>(k.kind), k.name, graph_.ops[static_cast<size_t>(k.op)].name,
+                       k.epilogue_op < 0 ? "-" : graph_.ops[static_cast<size_t>(k.epilogue_op)].name, k.n, k.c, k.h,
+                       k.w, k.oh, k.ow, k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, k.dh, k.dw, shape(k.weight_slot),
+                       shape(k.bias_slot), k.has_clamp, k.clamp_lo, k.clamp_hi);
+  }
+  return out;
 }
 
 std::vector<c10::IValue> ProgramRunner::run(const std::vector<c10::IValue>& inputs, int64_t graph_id) {

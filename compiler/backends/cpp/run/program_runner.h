@@ -10,6 +10,7 @@
 #include <torch/csrc/jit/runtime/operator.h>
 
 #include "compiler/ir/captured_graph.h"
+#include "compiler/backends/cpp/run/autotune_cache.h"
 #include "compiler/backends/cpp/schedule/schedule_fusion.h"
 #include "profiler/cpu_profiler.h"
 
@@ -27,9 +28,14 @@ class ProgramRunner {
   // Kernel calls that ran through LibTorch because the layouts did not fit.
   int64_t layout_fallbacks() const { return layout_fallbacks_; }
   // Times each directly generated or specially chosen kernel (depthwise conv, max pool, 1x1 GEMM,
-  // prepacked conv) against the LibTorch op it replaces on the example values, and keeps the
-  // faster. Returns one line per decision, for the IR record.
-  std::vector<std::string> autotune(const std::vector<c10::IValue>& example_slots, const SymBindings& bindings);
+  // prepacked conv) against the LibTorch op it replaces on the example values (best of 3 each).
+  std::vector<AutotuneChoice> measure_autotune(const std::vector<c10::IValue>& example_slots, const SymBindings& bindings);
+  // Keeps the faster of each pair, measured now or read from the autotune cache. Returns one line
+  // per decision, for the IR record.
+  std::vector<std::string> use_autotune(const std::vector<AutotuneChoice>& choices);
+  // Every parameter the direct kernels' timings depend on, for the autotune cache key.
+  std::string autotune_signature() const;
+  size_t direct_kernels() const { return program_.program.window_kernels.size(); }
 
  private:
   struct KernelPlan;

@@ -1,0 +1,77 @@
+#include "compiler/backends/cpp/run/autotune_cache.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/sha256.h"
+
+namespace tcprof {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr const char* kHeader = "tcprof-autotune 1";
+
+fs::path file_of(const std::string& cache_dir, const std::string& key) {
+  return fs::path(cache_dir) / "autotune" / key.substr(0, 2) / (key + ".txt");
+}
+
+}  // namespace
+
+std::string autotune_key(const std::string& material) { return sha256_hex(material); }
+
+std::optional<std::vector<AutotuneChoice>> load_autotune(const std::string& cache_dir, const std::string& key,
+                                                         size_t count) {
+  if (cache_dir.empty() || key.size() < 2) return std::nullopt;
+  std::ifstream in(file_of(cache_dir, key));
+  std::string line;
+  if (!in || !std::getline(in, line) || line != kHeader) return std::nullopt;
+  std::vector<AutotuneChoice> out;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    AutotuneChoice c;
+    std::string verdict;
+    if (!(fields >> c.kernel_ns >> c.libtorch_ns >> verdict)) return std::nullopt;
+    if (verdict != "kernel" && verdict != "libtorch" && verdict != "unmeasured") return std::nullopt;
+    c.measured = verdict != "unmeasured";
+    c.use_libtorch = verdict == "libtorch";
+    out.push_back(c);
+  }
+  if (out.size() != count) return std::nullopt;
+  return out;
+}
+
+bool store_autotune(const std::string& cache_dir, const std::string& key, const std::vector<AutotuneChoice>& choices) {
+  if (cache_dir.empty() || key.size() < 2) return false;
+  fs::path path = file_of(cache_dir, key);
+  std::error_code ec;
+  for (fs::path dir : {path.parent_path().parent_path(), path.parent_path()}) {
+    if (fs::create_directories(dir, ec); ec) return false;
+    fs::permissions(dir, fs::perms::owner_all, ec);
+  }
+  // Unique per process: two processes tuning the same graph both rename a whole file into place.
+  fs::path tmp = path;
+  tmp += fmt::format(".tmp.{}", getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << kHeader << "\n";
+    for (const auto& c : choices) {
+      out << c.kernel_ns << " " << c.libtorch_ns << " "
+          << (!c.measured ? "unmeasured" : c.use_libtorch ? "libtorch" : "kernel") << "\n";
+    }
+    if (!out) {
+      fs::remove(tmp, ec);
+      return false;
+    }
+  }
+  fs::rename(tmp, path, ec);
+  if (!ec) return true;
+  fs::remove(tmp, ec);
+  return false;
+}
+
+}  // namespace tcprof
