@@ -100,6 +100,13 @@ TEST(CppBackend, GptFusesSoftmaxAndLayerNormAndSharesRepeatedBlocks) {
   EXPECT_LT(t.unique, t.kernels);                       // identical blocks share kernels
   EXPECT_NE(t.ir.find("masked_fill, aten::softmax"), std::string::npos) << t.ir;
   EXPECT_NE(t.ir.find("aten::add, aten::layer_norm"), std::string::npos) << t.ir;
+  // Layer norm's sums accumulate in double; softmax's denominator in float, as LibTorch's does.
+  EXPECT_NE(t.code.find("double t"), std::string::npos);
+  size_t softmax = t.code.find("// aten::mul, aten::masked_fill, aten::softmax");
+  ASSERT_NE(softmax, std::string::npos) << t.code;
+  std::string softmax_kernel = t.code.substr(softmax, t.code.find("\n}\n", softmax) - softmax);
+  EXPECT_EQ(softmax_kernel.find("double"), std::string::npos) << softmax_kernel;
+  EXPECT_NE(softmax_kernel.find("float t"), std::string::npos) << softmax_kernel;
   EXPECT_NE(t.code.find("extern \"C\""), std::string::npos);
   EXPECT_EQ(t.code.find("torch"), std::string::npos);   // generated code never includes LibTorch
   EXPECT_EQ(t.fallbacks, 0);

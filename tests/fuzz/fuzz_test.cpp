@@ -406,6 +406,20 @@ TEST(FuzzBugs, ErfLosesRelativeAccuracyNearZero) {
 // that constant, and the normalisation amplified the difference by up to 1/sqrt(eps) ~ 316: rows
 // of 10000 copies of a value came out up to 1e-3 instead of 0 (eager 3e-6), and even rows of 8,
 // 28 and 768 were 50-400x less accurate than eager. f32 sums now accumulate in double.
+// Softmax's denominator sums in float lanes, as LibTorch's softmax does (terms in (0, 1], one of
+// them 1, so nothing cancels); other f32 sums stay in double. Long rows, wide and narrow value
+// ranges, softmax and log_softmax, against eager.
+TEST(FuzzBugs, SoftmaxOfLongRowsSumsInFloatAndMatchesEager) {
+  for (int64_t n : {7, 128, 50000}) {
+    expect_matches_eager(targeted(fmt::format("softmax and log_softmax of rows of {}", n),
+                                  "def forward(self, x0):\n"
+                                  "    a = torch.softmax(x0 * 8.0, -1)\n"
+                                  "    b = torch.log_softmax(x0 * 0.01, -1)\n"
+                                  "    return a + b\n",
+                                  {f32({3, n})}));
+  }
+}
+
 TEST(FuzzBugs, LayerNormOfLongConstantRowStaysExact) {
   FuzzCase c = targeted("layer norm of long constant rows",
                         "def forward(self, x0, x1):\n"

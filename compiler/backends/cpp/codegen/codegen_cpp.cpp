@@ -244,6 +244,14 @@ class KernelWriter {
 
   // Softmax-shaped outputs (e / sum(e) with the sum in the last reduction phase) store e while
   // summing and divide in place afterwards: e (an exp) is computed twice otherwise.
+  // sum(exp(x - max(x))): the denominator of softmax and log_softmax.
+  bool is_softmax_denominator(const ExprNode& sum) const {
+    const ExprNode& e = k_.nodes[static_cast<size_t>(sum.args[0])];
+    if (e.op != ExprOp::Exp) return false;
+    const ExprNode& d = k_.nodes[static_cast<size_t>(e.args[0])];
+    return d.op == ExprOp::Sub && k_.nodes[static_cast<size_t>(d.args[1])].op == ExprOp::ReduceMax;
+  }
+
   std::vector<bool> reuse_outputs(int max_level) const {
     std::vector<bool> reuse(k_.outputs.size(), false);
     for (size_t i = 0; i < k_.outputs.size(); ++i) {
@@ -290,7 +298,10 @@ class KernelWriter {
         }
         // f32 sums accumulate in double, as exactly as eager's cascade sums: a mean of a constant
         // row is then that constant, and layer norm does not amplify rounding noise by 1/sqrt(eps).
-        if (n.op == ExprOp::ReduceSum && n.type == ElemType::F32) T = "double", init = "0.0";
+        // Softmax's sum of exp(x - max(x)) has terms in (0, 1], one of them 1: nothing cancels
+        // and the sum is at least 1, so it stays in float lanes, as LibTorch's softmax sums (in
+        // double it cost 29% of the GPT's attention softmax kernel).
+        if (n.op == ExprOp::ReduceSum && n.type == ElemType::F32 && !is_softmax_denominator(n)) T = "double", init = "0.0";
         s += fmt::format("    {} t{} = {};\n", T, r, init);
         clauses += fmt::format(" reduction({}:t{})", n.op == ExprOp::ReduceSum ? "+" : n.op == ExprOp::ReduceMax ? "max" : "min", r);
       }
