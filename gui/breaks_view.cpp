@@ -14,7 +14,6 @@
 namespace tcprof::gui {
 namespace {
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
 
 // stack_json is a list of {file, line, function}; shown innermost last, like Python tracebacks.
 QString stack_html(const std::string& json) {

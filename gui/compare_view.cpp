@@ -11,7 +11,6 @@
 namespace tcprof::gui {
 namespace {
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
 QString cache_key(const QString& path, Id id) { return path + '\n' + QString::number(id); }
 const QColor kWorse(0xb3, 0x26, 0x1e), kBetter(0x2d, 0x6a, 0x4f);
 

@@ -4,6 +4,7 @@
 #include <QColor>
 #include <QString>
 #include <cstdint>
+#include <string>
 
 namespace tcprof::gui {
 
@@ -18,6 +19,8 @@ QColor palette_color(int index);
 // Tick spacing of 1, 2 or 5 × 10^k (at least 1) giving at most `max_ticks` ticks over `span`:
 // chart axes over call and step numbers then read 0, 5, 10 … instead of 0, 9, 19 ….
 double nice_integer_interval(double span, int max_ticks = 10);
+// UTF-8 std::string from the store as a QString (the views' one conversion).
+inline QString q(const std::string& s) { return QString::fromStdString(s); }
 // Escapes text for use inside rich-text labels.
 QString html_escape(const QString& text);
 

@@ -15,7 +15,6 @@
 namespace tcprof::gui {
 namespace {
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
 
 
 QPlainTextEdit* make_code_view() {

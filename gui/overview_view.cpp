@@ -11,7 +11,7 @@
 namespace tcprof::gui {
 namespace {
 
-QString q(const std::string& s) { return html_escape(QString::fromStdString(s)); }
+QString escaped(const std::string& s) { return html_escape(QString::fromStdString(s)); }
 
 QString view_title(const QString& view) {
   if (view == "breaks") return "Graph breaks";
@@ -54,7 +54,7 @@ void OverviewView::setRun(const RunDataPtr& run) {
   const bool live = r.status == "running";
   html += QString("<h2 style='margin-bottom:0'>%1</h2>").arg(html_escape(run->title()));
   html += QString("<p style='color:#555;margin-top:2px'>%1 · started %2 · status <b style='color:%3'>%4</b>%5</p>")
-              .arg(html_escape(run->path), q(r.started_at), live ? "#b26a00" : r.status == "finished" ? "#2d6a4f" : "#b00020", q(analysis::status_text(r)),
+              .arg(html_escape(run->path), escaped(r.started_at), live ? "#b26a00" : r.status == "finished" ? "#2d6a4f" : "#b00020", escaped(analysis::status_text(r)),
                    live ? " (live: refreshing every second)" : "");
 
   // Problems first: that is what the user opened the file for.
@@ -115,12 +115,12 @@ void OverviewView::setRun(const RunDataPtr& run) {
   auto row = [&](const char* k, const QString& v) {
     html += QString("<tr><td style='color:#555'>%1</td><td>%2</td></tr>").arg(k, v.isEmpty() ? "—" : v);
   };
-  row("Command", q(r.command));
-  row("Model", q(r.model_path));
-  row("Model SHA-256", QString("<code>%1</code>").arg(q(r.model_sha256.substr(0, 16))));
-  row("Stance", QString("<b>%1</b>").arg(q(r.stance)));
-  row("Device", q(r.device));
-  row("LibTorch", q(r.libtorch_version));
+  row("Command", escaped(r.command));
+  row("Model", escaped(r.model_path));
+  row("Model SHA-256", QString("<code>%1</code>").arg(escaped(r.model_sha256.substr(0, 16))));
+  row("Stance", QString("<b>%1</b>").arg(escaped(r.stance)));
+  row("Device", escaped(r.device));
+  row("LibTorch", escaped(r.libtorch_version));
   if (r.dropped_events > 0) row("Dropped events", QString("<b style='color:#b3261e'>%1</b>").arg(r.dropped_events));
   html += "</table>";
   const QJsonDocument config = QJsonDocument::fromJson(QByteArray::fromStdString(r.config_json));

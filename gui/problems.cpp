@@ -6,7 +6,6 @@
 
 namespace tcprof::gui {
 namespace {
-QString q(const std::string& s) { return QString::fromStdString(s); }
 QString where(const std::string& file, int line) {
   return file.empty() ? QString("an unknown line") : QString("%1:%2").arg(q(file)).arg(line);
 }

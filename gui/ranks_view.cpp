@@ -1,6 +1,5 @@
 #include "gui/ranks_view.h"
 
-#include <QHeaderView>
 #include <QSplitter>
 #include <QVBoxLayout>
 
@@ -8,9 +7,6 @@
 #include "gui/table_view.h"
 
 namespace tcprof::gui {
-namespace {
-QString q(const std::string& s) { return QString::fromStdString(s); }
-}  // namespace
 
 RanksView::RanksView(QWidget* parent)
     : RunView(parent),

@@ -10,12 +10,6 @@
 #include "gui/source_lookup.h"
 
 namespace tcprof::gui {
-namespace {
-
-QString q(const std::string& s) { return QString::fromStdString(s); }
-
-
-}  // namespace
 
 RecompilesView::RecompilesView(QWidget* parent)
     : RunView(parent),
