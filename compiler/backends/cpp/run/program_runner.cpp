@@ -99,21 +99,15 @@ void ProgramRunner::plan_releases() {
     const Step& step = steps[s];
     switch (step.kind) {
       case Step::Kind::Extern: touch_op(step.index, s); break;
-      case Step::Kind::Kernel: {
-        const Kernel& k = program_.program.kernels[static_cast<size_t>(step.index)];
-        for (int op : k.ops) touch_op(op, s);
-        for (const auto& in : k.inputs) {
-          if (in.slot >= 0) last[static_cast<size_t>(in.slot)] = s;
-        }
-        for (const auto& out : k.outputs) last[static_cast<size_t>(out.slot)] = s;
+      // A kernel's inputs and outputs are its ops' arguments and results (and the ops run one by
+      // one when the layout does not fit).
+      case Step::Kind::Kernel:
+        for (int op : program_.program.kernels[static_cast<size_t>(step.index)].ops) touch_op(op, s);
         break;
-      }
       case Step::Kind::Window: {
         const WindowKernel& k = program_.program.window_kernels[static_cast<size_t>(step.index)];
         touch_op(k.op, s);
         if (k.epilogue_op >= 0) touch_op(k.epilogue_op, s);
-        last[static_cast<size_t>(k.input_slot)] = s;
-        last[static_cast<size_t>(k.output_slot)] = s;
         break;
       }
     }
