@@ -1,13 +1,13 @@
 #include "compiler/backends/cpp/run/autotune_cache.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "compiler/toolchain/cache_files.h"
+#include "compiler/toolchain/kernel_library.h"
 #include "core/sha256.h"
 
 namespace tcprof {
@@ -47,31 +47,19 @@ std::optional<std::vector<AutotuneChoice>> load_autotune(const std::string& cach
 
 bool store_autotune(const std::string& cache_dir, const std::string& key, const std::vector<AutotuneChoice>& choices) {
   if (cache_dir.empty() || key.size() < 2) return false;
+  std::string text = std::string(kHeader) + "\n";
+  for (const auto& c : choices) {
+    text += fmt::format("{} {} {}\n", c.kernel_ns, c.libtorch_ns,
+                        !c.measured ? "unmeasured" : c.use_libtorch ? "libtorch" : "kernel");
+  }
   fs::path path = file_of(cache_dir, key);
-  std::error_code ec;
-  for (fs::path dir : {path.parent_path().parent_path(), path.parent_path()}) {
-    if (fs::create_directories(dir, ec); ec) return false;
-    fs::permissions(dir, fs::perms::owner_all, ec);
+  try {
+    ensure_dir(path.parent_path().string());
+    write_file_atomic(path.string(), text);
+    return true;
+  } catch (const KernelLibraryError&) {
+    return false;
   }
-  // Unique per process: two processes tuning the same graph both rename a whole file into place.
-  fs::path tmp = path;
-  tmp += fmt::format(".tmp.{}", getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << kHeader << "\n";
-    for (const auto& c : choices) {
-      out << c.kernel_ns << " " << c.libtorch_ns << " "
-          << (!c.measured ? "unmeasured" : c.use_libtorch ? "libtorch" : "kernel") << "\n";
-    }
-    if (!out) {
-      fs::remove(tmp, ec);
-      return false;
-    }
-  }
-  fs::rename(tmp, path, ec);
-  if (!ec) return true;
-  fs::remove(tmp, ec);
-  return false;
 }
 
 }  // namespace tcprof
