@@ -1,5 +1,5 @@
-// The float math every generated kernel uses (codegen_prelude: tc_exp, tc_erf, tc_tanh,
-// tc_sigmoid), compiled by the real toolchain with the kernels' flags and called from a vectorised
+// The float math every generated kernel uses (codegen_prelude: tc_exp, tc_exp_neg, tc_erf,
+// tc_norm_cdf, tc_tanh, tc_sigmoid), compiled by the real toolchain with the kernels' flags and called from a vectorised
 // loop as kernels call it, against double precision on a dense grid: the accuracy the prelude's
 // header promises, exact values where eager gives them, and NaN/inf behaviour.
 #include <gtest/gtest.h>
@@ -22,7 +22,7 @@ struct PreludeMath {
   KernelLibraryResult library;
   explicit PreludeMath(const testing::TempDir& dir) {
     std::string source = codegen_prelude();
-    for (const char* f : {"tc_exp", "tc_erf", "tc_tanh", "tc_sigmoid"}) {
+    for (const char* f : {"tc_exp", "tc_exp_neg", "tc_erf", "tc_norm_cdf", "tc_tanh", "tc_sigmoid"}) {
       source += std::string("extern \"C\" void apply_") + f +
                 "(const float* x, float* y, int64_t n) {\n  #pragma omp simd\n  for (int64_t i = 0; i < n; ++i) y[i] = " +
                 f + "(x[i]);\n}\n";
@@ -100,12 +100,49 @@ TEST_F(PreludeMathTest, ErfIsRelativeAccurateEverywhereIncludingNearZero) {
   for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(neg_y[i], -pos_y[i]) << x[i];
 }
 
+// From 1.75 on, erf is 1 - erfc: within an ulp of 1 (6e-8), where the single rational fit it replaced
+// was off by up to 4e-7, which 1 + erf(x) turned into a 3% error of GELU(-4.65).
+TEST_F(PreludeMathTest, ErfIsWithinAnUlpOfOneInItsTail) {
+  ASSERT_TRUE(math_->library.library);
+  std::vector<float> x = grid(1.75f, 6.5f, 200001);
+  std::vector<float> y = math_->apply("tc_erf", x);
+  for (size_t i = 0; i < x.size(); ++i) {
+    ASSERT_LE(std::fabs(y[i] - std::erf(static_cast<double>(x[i]))), 6e-8) << "x = " << x[i];
+  }
+}
+
+double norm_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
+
+// GELU is x * Phi(x): for negative x, Phi itself must be relative-accurate down to where it is
+// negligible (Phi(-8.48) = 1e-17, flushed to 0 below), not 0.5 * (1 + erf), which is 0 in float
+// from x = -5.6 and only good to 3e-8 absolute before that. Above 0 it is 1 - Phi(-x), within 4 ulps
+// of its value.
+TEST_F(PreludeMathTest, NormalCdfIsRelativeAccurateInTheNegativeTail) {
+  ASSERT_TRUE(math_->library.library);
+  float at = 0;
+  std::vector<float> x = grid(-8.4f, 0.0f, 200001);
+  EXPECT_LT(worst_relative(x, math_->apply("tc_norm_cdf", x), norm_cdf, &at), 1e-5) << at;
+  x = grid(0.0f, 10.0f, 200001);
+  std::vector<float> y = math_->apply("tc_norm_cdf", x);
+  for (size_t i = 0; i < x.size(); ++i) ASSERT_NEAR(y[i], norm_cdf(x[i]), 2.4e-7) << "x = " << x[i];
+  const float inf = std::numeric_limits<float>::infinity();
+  y = math_->apply("tc_norm_cdf", {0.0f, -9.0f, 9.0f, -inf, inf, std::nanf("")});
+  EXPECT_EQ(y[0], 0.5f);
+  EXPECT_EQ(y[1], 0.0f);
+  EXPECT_EQ(y[2], 1.0f);
+  EXPECT_EQ(y[3], 0.0f);
+  EXPECT_EQ(y[4], 1.0f);
+  EXPECT_TRUE(std::isnan(y[5]));
+}
+
 TEST_F(PreludeMathTest, ExpTanhAndSigmoidMeetTheirDocumentedAccuracy) {
   ASSERT_TRUE(math_->library.library);
   float at = 0;
   // Below about -86.6 the result (< 2^-125, near the smallest normal float) flushes to 0.
   std::vector<float> x = grid(-86.5f, 88.0f, 400001);
   EXPECT_LT(worst_relative(x, math_->apply("tc_exp", x), [](double v) { return std::exp(v); }, &at), 3e-7) << at;
+  std::vector<float> neg = grid(-86.5f, 0.0f, 400001);
+  EXPECT_LT(worst_relative(neg, math_->apply("tc_exp_neg", neg), [](double v) { return std::exp(v); }, &at), 3e-7) << at;
   x = grid(-10.0f, 10.0f, 200001);
   EXPECT_LT(worst_relative(x, math_->apply("tc_tanh", x), [](double v) { return std::tanh(v); }, &at), 5e-7) << at;
   EXPECT_LT(worst_relative(x, math_->apply("tc_sigmoid", x), [](double v) { return 1 / (1 + std::exp(-v)); }, &at), 5e-7)

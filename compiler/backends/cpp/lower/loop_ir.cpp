@@ -30,7 +30,7 @@ bool is_floating(ElemType t) { return t == ElemType::F32 || t == ElemType::F64; 
 
 const char* expr_op_name(ExprOp op) {
   static const char* names[] = {"load", "const", "rowlen", "cast", "neg", "abs", "exp", "log", "sqrt",
-                                "rsqrt", "tanh", "erf", "sigmoid", "sin", "cos", "floor", "ceil", "round",
+                                "rsqrt", "tanh", "erf", "norm_cdf", "sigmoid", "sin", "cos", "floor", "ceil", "round",
                                 "recip", "not", "add", "sub", "mul", "div", "max", "min", "pow", "eq",
                                 "ne", "lt", "le", "gt", "ge", "and", "or", "where", "reduce_sum",
                                 "reduce_max", "reduce_min"};
