@@ -1,5 +1,7 @@
 // fuzz_graphs: the randomized differential tester of the cpp backend (graph_fuzzer.h).
 //   fuzz_graphs [--n N] [--seed S] [--verbose] [--keep-failures DIR]   N random cases from seed S
+//   fuzz_graphs --first K --n N --seed S                                 cases K .. K+N-1 of that run: shards
+//                                                                        of a long run over processes
 //   fuzz_graphs --case SEED [same options]                              one case again, by its seed
 // --avoid-known-bugs leaves out the patterns of the open bugs (GeneratorOptions::known_bug_patterns);
 // --minimize shrinks each failing case (minimize_case) and prints the result. Each case runs in a
@@ -16,8 +18,8 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: fuzz_graphs [--n N] [--seed S] [--verbose] [--keep-failures DIR] [--avoid-known-bugs] [--minimize]\n"
-    "                   [--in-process]\n"
+    "usage: fuzz_graphs [--n N] [--seed S] [--first K] [--verbose] [--keep-failures DIR] [--avoid-known-bugs]\n"
+    "                   [--minimize] [--in-process]\n"
     "       fuzz_graphs --case SEED [same options]\n";
 
 bool parse_uint(const std::string& text, uint64_t* out) {
@@ -49,6 +51,9 @@ int main(int argc, char** argv) {
     if (arg == "--n") {
       value(&n);
       options.cases = static_cast<int>(n);
+    } else if (arg == "--first") {
+      value(&n);
+      options.first = static_cast<int>(n);
     } else if (arg == "--seed") {
       value(&options.seed);
     } else if (arg == "--case") {

@@ -306,11 +306,12 @@ FuzzSummary run_fuzz(const FuzzOptions& options) {
   const std::string work_dir = make_temp_dir("tcprof-fuzz");
   std::vector<uint64_t> seeds = options.case_seeds;
   if (seeds.empty()) {
-    for (int i = 0; i < options.cases; ++i) seeds.push_back(case_seed(options.seed, i));
+    for (int i = 0; i < options.cases; ++i) seeds.push_back(case_seed(options.seed, options.first + i));
   }
+  const size_t first = options.case_seeds.empty() ? static_cast<size_t>(options.first) : 0;
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, report_crash);
   for (size_t i = 0; i < seeds.size(); ++i) {
-    set_crash_note(i, seeds[i], options.generator.known_bug_patterns);
+    set_crash_note(first + i, seeds[i], options.generator.known_bug_patterns);
     if (options.log) options.log->flush();
     FuzzCase c = generate_case(seeds[i], options.generator);
     if (options.log && !options.case_seeds.empty()) {  // asked for by seed
@@ -325,7 +326,7 @@ FuzzSummary run_fuzz(const FuzzOptions& options) {
     const bool failed = outcome.status == CaseOutcome::Status::Mismatch || outcome.status == CaseOutcome::Status::Error;
     if (options.log && options.verbose) {
       *options.log << fmt::format("case {} (seed {}): {}, {} ops, {} calls, {} kernels with {} fused ops, {} fallback calls{}{}\n",
-                                  i, c.seed, status_name(outcome.status), c.ops.size(), outcome.calls,
+                                  first + i, c.seed, status_name(outcome.status), c.ops.size(), outcome.calls,
                                   outcome.kernels + outcome.window_kernels, outcome.fused_ops, outcome.fallback_calls,
                                   outcome.oracle_used ? fmt::format(", {} outputs by the oracle", outcome.oracle_used) : "",
                                   outcome.unexpected_recompiles ? fmt::format(", {} unexpected recompiles", outcome.unexpected_recompiles) : "");

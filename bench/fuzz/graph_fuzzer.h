@@ -23,6 +23,7 @@ struct FuzzOptions {
   // thread pool does not survive a fork (fuzz_graphs; not the tests).
   bool isolate = false;
   int cases = 100;
+  int first = 0;                     // run cases first .. first + cases - 1 of `seed` (shards, resumes)
   std::vector<uint64_t> case_seeds;  // instead of `cases` from `seed`: exactly these cases
   bool verbose = false;              // a line per case, and the op coverage at the end
   std::string keep_failures_dir;     // failing cases' report, source and module archive go here

@@ -4,6 +4,7 @@
 // tester found, as DISABLED_ tests named for the bug until they are fixed.
 #include <cmath>
 #include <iostream>
+#include <sstream>
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
@@ -106,6 +107,27 @@ TEST(FuzzRandomGraphs, GeneratorIsDeterministic) {
   EXPECT_NE(a.source, c.source);
   EXPECT_NE(case_seed(1, 0), case_seed(2, 0));
   EXPECT_NE(case_seed(1, 1), case_seed(2, 0));  // runs are not shifted copies of each other
+}
+
+// --first K: a shard of a long run gives the same cases, under the same indices, as the whole run.
+TEST(FuzzRandomGraphs, AShardRunsTheSameCasesAsTheWholeRun) {
+  use_private_kernel_cache();
+  std::ostringstream whole_log, shard_log;
+  FuzzOptions whole;
+  whole.seed = 99;
+  whole.cases = 3;
+  whole.verbose = true;
+  whole.log = &whole_log;
+  FuzzOptions shard = whole;
+  shard.first = 2;
+  shard.cases = 1;
+  shard.log = &shard_log;
+  run_fuzz(whole);
+  run_fuzz(shard);
+  const std::string line = fmt::format("case 2 (seed {}):", case_seed(99, 2));
+  EXPECT_NE(whole_log.str().find(line), std::string::npos) << whole_log.str();
+  EXPECT_NE(shard_log.str().find(line), std::string::npos) << shard_log.str();
+  EXPECT_EQ(shard_log.str().find("case 0 "), std::string::npos) << shard_log.str();
 }
 
 // ---- the checker can fail ---------------------------------------------------------------------
