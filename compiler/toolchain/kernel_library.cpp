@@ -226,7 +226,11 @@ KernelLibraryBuilder::KernelLibraryBuilder(KernelLibraryOptions options) : optio
 
   // No -ffast-math: results must match eager (1e-4 relative) and NaN/inf must propagate. Dropping
   // errno and trapping semantics is enough for sqrt/exp to inline and loops to vectorise.
-  flags_ = {"-O3", "-std=c++17", "-shared", "-fPIC", "-fno-math-errno", "-fno-trapping-math"};
+  // -ffp-contract=off: GCC would fuse a * b + c across primitives, and differently in each loop of
+  // a row kernel, so a value recomputed in two phases came out with two roundings (layer norm of
+  // silu(x) over one element gave x - mean = 1e-7, not 0; fuzz_graphs seed 4242). The prelude's
+  // math asks for its fused multiply-adds by name (tc_fma).
+  flags_ = {"-O3", "-std=c++17", "-shared", "-fPIC", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off"};
   if (options_.openmp) flags_.push_back("-fopenmp");
   for (auto& f : cpu_flags()) flags_.push_back(f);
   for (auto& f : options_.extra_flags) {

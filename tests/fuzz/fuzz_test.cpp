@@ -437,6 +437,21 @@ TEST(FuzzBugs, GeluKeepsItsRelativeAccuracyInTheNegativeTail) {
   expect_matches_eager(c);
 }
 
+// GCC contracted a * b + c across primitives (-ffp-contract=fast), and differently in each loop of
+// a row kernel: silu(x) = x * sigmoid(x) was rounded where the row's mean summed it, but fused into
+// x * sigmoid(x) - mean where the output was computed, so a layer norm over one element gave
+// 1e-7 instead of 0, which sqrt(|.|) turned into 0.02 (fuzz_graphs seed 4242, case 4000-4999).
+// Kernels are now built with -ffp-contract=off.
+TEST(FuzzBugs, ARecomputedValueRoundsTheSameInEveryPhaseOfARowKernel) {
+  FuzzCase c = targeted("layer norm of silu over rows of one element, sqrt-amplified",
+                        "def forward(self, x0):\n"
+                        "    v1 = torch.layer_norm(torch.silu(x0), [1], None, None, 0.1)\n"
+                        "    return torch.sqrt(torch.abs(v1 - torch.sqrt(torch.abs(v1))))\n",
+                        {f32({8, 5, 1})});
+  c.inputs[0].scale = 3;
+  expect_matches_eager(c);
+}
+
 // Layer norm summed a row one SIMD lane at a time in float, so the mean of a constant row was not
 // that constant, and the normalisation amplified the difference by up to 1/sqrt(eps) ~ 316: rows
 // of 10000 copies of a value came out up to 1e-3 instead of 0 (eager 3e-6), and even rows of 8,

@@ -153,7 +153,7 @@ TEST(KernelLibraryBuilder, DefaultFlagsOptimiseWithoutFastMath) {
   const std::vector<std::string> flags = KernelLibraryBuilder(options).flags();
   auto has = [&](const std::string& f) { return std::find(flags.begin(), flags.end(), f) != flags.end(); };
   for (const char* f : {"-O3", "-std=c++17", "-shared", "-fPIC", "-fno-math-errno",
-                        "-fno-trapping-math", "-fopenmp"}) {
+                        "-fno-trapping-math", "-ffp-contract=off", "-fopenmp"}) {
     EXPECT_TRUE(has(f)) << f;
   }
   EXPECT_FALSE(has("-ffast-math"));

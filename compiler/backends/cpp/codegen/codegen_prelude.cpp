@@ -17,18 +17,29 @@ const char* codegen_prelude() {
 
 namespace {
 
+// a * b + c with one rounding where the CPU has FMA, else two. Kernels are built with
+// -ffp-contract=off (kernel_library.cpp) so that each primitive rounds where eager's op does; the
+// math here asks for its fused multiply-adds by name.
+inline float tc_fma(float a, float b, float c) {
+#ifdef __FMA__
+  return __builtin_fmaf(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+
 inline float tc_exp(float x) {
   float xc = x < -87.0f ? -87.0f : (x > 88.7f ? 88.7f : x);
-  float n = std::floor(xc * 1.44269504088896341f + 0.5f);
-  float r = xc - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
+  float n = std::floor(tc_fma(xc, 1.44269504088896341f, 0.5f));
+  float r = tc_fma(-n, 0.693359375f, xc);
+  r = tc_fma(n, 2.12194440e-4f, r);
   float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * (r * r) + r + 1.0f;
+  p = tc_fma(p, r, 1.3981999507e-3f);
+  p = tc_fma(p, r, 8.3334519073e-3f);
+  p = tc_fma(p, r, 4.1665795894e-2f);
+  p = tc_fma(p, r, 1.6666665459e-1f);
+  p = tc_fma(p, r, 5.0000001201e-1f);
+  p = tc_fma(p, r * r, r) + 1.0f;
   int32_t bits = (static_cast<int32_t>(n) + 126) << 23;  // 2^(n-1): n = 128 stays finite
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
@@ -42,17 +53,17 @@ inline float tc_exp(float x) {
 // a third fewer operations where the argument is known to be in range. The integer part comes
 // from the 1.5 * 2^23 rounding trick, its bits shifted straight into the exponent.
 inline float tc_exp_neg(float t) {
-  float k = t * 1.44269504088896341f + 12582912.0f;
+  float k = tc_fma(t, 1.44269504088896341f, 12582912.0f);
   float n = k - 12582912.0f;
-  float r = t - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
+  float r = tc_fma(-n, 0.693359375f, t);
+  r = tc_fma(n, 2.12194440e-4f, r);
   float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * (r * r) + r + 1.0f;
+  p = tc_fma(p, r, 1.3981999507e-3f);
+  p = tc_fma(p, r, 8.3334519073e-3f);
+  p = tc_fma(p, r, 4.1665795894e-2f);
+  p = tc_fma(p, r, 1.6666665459e-1f);
+  p = tc_fma(p, r, 5.0000001201e-1f);
+  p = tc_fma(p, r * r, r) + 1.0f;
   int32_t bits;
   std::memcpy(&bits, &k, sizeof bits);
   bits = static_cast<int32_t>(static_cast<uint32_t>(bits) << 23) + (127 << 23);  // 2^n
@@ -65,14 +76,14 @@ inline float tc_exp_neg(float t) {
 // the tail keeps its digits where 1 - erf would cancel to a few float ulps of 1.
 inline float tc_erfc_nonneg(float a) {
   float p = 8.468785137e-02f;
-  p = p * a + 4.423569143e-01f;
-  p = p * a + 9.788392186e-01f;
-  p = p * a + 1.0f;
+  p = tc_fma(p, a, 4.423569143e-01f);
+  p = tc_fma(p, a, 9.788392186e-01f);
+  p = tc_fma(p, a, 1.0f);
   float q = 1.501527429e-01f;
-  q = q * a + 7.830016613e-01f;
-  q = q * a + 1.820206761e+00f;
-  q = q * a + 2.107210398e+00f;
-  q = q * a + 1.0f;
+  q = tc_fma(q, a, 7.830016613e-01f);
+  q = tc_fma(q, a, 1.820206761e+00f);
+  q = tc_fma(q, a, 2.107210398e+00f);
+  q = tc_fma(q, a, 1.0f);
   return tc_exp_neg(-(a * a)) * p / q;
 }
 
@@ -82,13 +93,13 @@ inline float tc_erf(float x) {
   float a = std::fabs(x);
   float s = a * a;
   float p = 3.665658296e-04f;
-  p = p * s + 3.729459271e-02f;
-  p = p * s + 1.379995644e-01f;
-  p = p * s + 1.128379226e+00f;
+  p = tc_fma(p, s, 3.729459271e-02f);
+  p = tc_fma(p, s, 1.379995644e-01f);
+  p = tc_fma(p, s, 1.128379226e+00f);
   float q = 6.898114923e-03f;
-  q = q * s + 8.492158353e-02f;
-  q = q * s + 4.556334019e-01f;
-  q = q * s + 1.0f;
+  q = tc_fma(q, s, 8.492158353e-02f);
+  q = tc_fma(q, s, 4.556334019e-01f);
+  q = tc_fma(q, s, 1.0f);
   float big = 1.0f - tc_erfc_nonneg(a > 6.0f ? 6.0f : a);
   return std::copysign(a < 1.75f ? a * p / q : big, x);
 }
@@ -107,12 +118,12 @@ inline float tc_tanh(float x) {
   float z = std::fabs(x);
   float x2 = x * x;
   float s = 21844.0f / 6081075.0f;
-  s = s * x2 - 1382.0f / 155925.0f;
-  s = s * x2 + 62.0f / 2835.0f;
-  s = s * x2 - 17.0f / 315.0f;
-  s = s * x2 + 2.0f / 15.0f;
-  s = s * x2 - 1.0f / 3.0f;
-  float small = x + x * x2 * s;
+  s = tc_fma(s, x2, -1382.0f / 155925.0f);
+  s = tc_fma(s, x2, 62.0f / 2835.0f);
+  s = tc_fma(s, x2, -17.0f / 315.0f);
+  s = tc_fma(s, x2, 2.0f / 15.0f);
+  s = tc_fma(s, x2, -1.0f / 3.0f);
+  float small = tc_fma(x * x2, s, x);
   float big = 1.0f - 2.0f / (tc_exp(2.0f * z) + 1.0f);
   big = x < 0 ? -big : big;
   return z < 0.4f ? small : big;
