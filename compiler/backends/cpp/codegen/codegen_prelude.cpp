@@ -28,10 +28,10 @@ inline float tc_fma(float a, float b, float c) {
 #endif
 }
 
-inline float tc_exp(float x) {
-  float xc = x < -87.0f ? -87.0f : (x > 88.7f ? 88.7f : x);
-  float n = std::floor(tc_fma(xc, 1.44269504088896341f, 0.5f));
-  float r = tc_fma(-n, 0.693359375f, xc);
+// exp(t - n ln 2) for the integer n nearest t / ln 2 (Cephes: ln 2 in two parts, degree-7
+// polynomial), the part of exp that does not depend on how n was found.
+inline float tc_exp_reduced(float t, float n) {
+  float r = tc_fma(-n, 0.693359375f, t);
   r = tc_fma(n, 2.12194440e-4f, r);
   float p = 1.9875691500e-4f;
   p = tc_fma(p, r, 1.3981999507e-3f);
@@ -40,6 +40,13 @@ inline float tc_exp(float x) {
   p = tc_fma(p, r, 1.6666665459e-1f);
   p = tc_fma(p, r, 5.0000001201e-1f);
   p = tc_fma(p, r * r, r) + 1.0f;
+  return p;
+}
+
+inline float tc_exp(float x) {
+  float xc = x < -87.0f ? -87.0f : (x > 88.7f ? 88.7f : x);
+  float n = std::floor(tc_fma(xc, 1.44269504088896341f, 0.5f));
+  float p = tc_exp_reduced(xc, n);
   int32_t bits = (static_cast<int32_t>(n) + 126) << 23;  // 2^(n-1): n = 128 stays finite
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
@@ -55,15 +62,7 @@ inline float tc_exp(float x) {
 inline float tc_exp_neg(float t) {
   float k = tc_fma(t, 1.44269504088896341f, 12582912.0f);
   float n = k - 12582912.0f;
-  float r = tc_fma(-n, 0.693359375f, t);
-  r = tc_fma(n, 2.12194440e-4f, r);
-  float p = 1.9875691500e-4f;
-  p = tc_fma(p, r, 1.3981999507e-3f);
-  p = tc_fma(p, r, 8.3334519073e-3f);
-  p = tc_fma(p, r, 4.1665795894e-2f);
-  p = tc_fma(p, r, 1.6666665459e-1f);
-  p = tc_fma(p, r, 5.0000001201e-1f);
-  p = tc_fma(p, r * r, r) + 1.0f;
+  float p = tc_exp_reduced(t, n);
   int32_t bits;
   std::memcpy(&bits, &k, sizeof bits);
   bits = static_cast<int32_t>(static_cast<uint32_t>(bits) << 23) + (127 << 23);  // 2^n
