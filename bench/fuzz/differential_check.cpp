@@ -93,11 +93,11 @@ Comparison compare_tensor(const at::Tensor& compiled, const at::Tensor& eager, c
   at::Tensor c = compiled.to(at::kDouble).reshape(-1), e = eager.to(at::kDouble).reshape(-1);
   at::Tensor t;
   if (oracle && oracle->sizes() == eager.sizes()) t = oracle->to(at::kDouble).reshape(-1);
-  // An f64 result is held to f64's tolerance when eager computes it in f64 (then it equals the
-  // oracle); one that went through f32 values (an f32 layer norm added to an f64 input) has f32's
-  // precision and gets f32's tolerance.
+  // An f64 result is held to f64's tolerance when eager computes it in f64 (then it is the oracle's
+  // to a few ulps); one that went through f32 values (an f32 layer norm added to an f64 input) has
+  // f32's precision and gets f32's tolerance, even where it matches the oracle to 1e-9 by luck.
   bool f64 = eager.scalar_type() == at::kDouble;
-  if (f64 && t.defined() && !close_mask(e, t, tol.f64_atol, tol.f64_rtol).all().item<bool>()) f64 = false;
+  if (f64 && t.defined() && !close_mask(e, t, 1e-300, tol.f64_path_rtol).all().item<bool>()) f64 = false;
   const double rtol = f64 ? tol.f64_rtol : tol.f32_rtol, atol = f64 ? tol.f64_atol : tol.f32_atol;
   at::Tensor nan_c = c.isnan(), nan_e = e.isnan();
   at::Tensor nan_differs = nan_c != nan_e;
