@@ -10,7 +10,8 @@ cancels (float erf near -1 is only good to 3e-8: GELU(-4.65) lost 3% of itself, 
 4242), and one exp, one division and eight multiply-adds, so GELU's kernel stays faster than eager.
 Q(0) = 1 for both, and Pc(0) = 1 (erfc(0) is exactly 1). Linearised least squares (P - f Q = 0, weighted by 1 / (f * Q_prev)) with
 Lawson's reweighting towards the minimax fit; then the float32-rounded coefficients are evaluated
-with float32 Horner steps, as the kernels do, and the C++ and its worst errors printed.
+with float32 Horner steps (the kernels fuse each step: a little better), and the C++ and its worst
+errors printed.
 
     /usr/bin/python3 scripts/fit_erf.py
 """
@@ -87,7 +88,7 @@ def float32_errors(erf, erfc):
 
 def horner_lines(name, coefficients, var):
     c = [f"{np.float32(v):.9e}f" for v in coefficients]
-    return [f"  float {name} = {c[-1]};"] + [f"  {name} = {name} * {var} + {v};" for v in reversed(c[:-1])]
+    return [f"  float {name} = {c[-1]};"] + [f"  {name} = tc_fma({name}, {var}, {v});" for v in reversed(c[:-1])]
 
 
 if __name__ == "__main__":
