@@ -1,7 +1,7 @@
 // The float math every generated kernel uses (codegen_prelude: tc_exp, tc_exp_neg, tc_erf,
-// tc_norm_cdf, tc_tanh, tc_sigmoid), compiled by the real toolchain with the kernels' flags and called from a vectorised
-// loop as kernels call it, against double precision on a dense grid: the accuracy the prelude's
-// header promises, exact values where eager gives them, and NaN/inf behaviour.
+// tc_norm_cdf, tc_tanh, tc_sigmoid), compiled by the real toolchain with the kernels' flags and
+// called from a vectorised loop as kernels call it, against double precision on a dense grid: the
+// accuracy the prelude's header promises, exact values where eager gives them, and NaN/inf behaviour.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -142,7 +142,8 @@ TEST_F(PreludeMathTest, ExpTanhAndSigmoidMeetTheirDocumentedAccuracy) {
   std::vector<float> x = grid(-86.5f, 88.0f, 400001);
   EXPECT_LT(worst_relative(x, math_->apply("tc_exp", x), [](double v) { return std::exp(v); }, &at), 3e-7) << at;
   std::vector<float> neg = grid(-86.5f, 0.0f, 400001);
-  EXPECT_LT(worst_relative(neg, math_->apply("tc_exp_neg", neg), [](double v) { return std::exp(v); }, &at), 3e-7) << at;
+  EXPECT_LT(worst_relative(neg, math_->apply("tc_exp_neg", neg), [](double v) { return std::exp(v); }, &at), 3e-7)
+      << at;
   x = grid(-10.0f, 10.0f, 200001);
   EXPECT_LT(worst_relative(x, math_->apply("tc_tanh", x), [](double v) { return std::tanh(v); }, &at), 5e-7) << at;
   EXPECT_LT(worst_relative(x, math_->apply("tc_sigmoid", x), [](double v) { return 1 / (1 + std::exp(-v)); }, &at), 5e-7)

@@ -146,7 +146,8 @@ class KernelWriter {
       case ExprOp::Rsqrt: return fmt::format("(static_cast<{}>(1) / std::sqrt({}))", T, a(0));
       case ExprOp::Tanh: return fmt::format(f32 ? "tc_tanh({})" : "std::tanh({})", a(0));
       case ExprOp::Erf: return fmt::format(f32 ? "tc_erf({})" : "std::erf({})", a(0));
-      case ExprOp::NormCdf: return fmt::format(f32 ? "tc_norm_cdf({})" : "(0.5 * std::erfc({} * -0.70710678118654752440))", a(0));
+      case ExprOp::NormCdf:
+        return fmt::format(f32 ? "tc_norm_cdf({})" : "(0.5 * std::erfc({} * -0.70710678118654752440))", a(0));
       case ExprOp::Sigmoid: return fmt::format("tc_sigmoid({})", a(0));
       case ExprOp::Sin: return fmt::format("std::sin({})", a(0));
       case ExprOp::Cos: return fmt::format("std::cos({})", a(0));
