@@ -54,6 +54,7 @@ class CpuProfiler {
 
   // Records one launch measured by the caller on tcprof::now_ns().
   void record(const KernelKey& key, Id graph_id, int64_t start_ns, int64_t duration_ns) {
+    recorded_ns_ += duration_ns;
     if (mode_ == ProfileMode::Full) {
       record_full(key, graph_id, start_ns, duration_ns);
     } else if (mode_ == ProfileMode::Summary) {
@@ -64,15 +65,16 @@ class CpuProfiler {
   // Times the scope it lives in: `{ auto t = profiler.time(key, graph); run_kernel(); }`.
   class Scope {
    public:
-    Scope(CpuProfiler& p, const KernelKey& key, Id graph_id)
+    Scope(CpuProfiler& p, const KernelKey& key, Id graph_id, bool exclusive = false)
         : profiler_(p.enabled() ? &p : nullptr), key_(key), graph_id_(graph_id),
-          start_(profiler_ ? now_ns() : 0) {
+          start_(profiler_ ? now_ns() : 0), nested_start_(exclusive && profiler_ ? p.recorded_ns_ : -1) {
       if (profiler_ && profiler_->observer_) profiler_->observer_->launch_begin(profiler_->call_id_, graph_id_);
     }
     ~Scope() {
       if (!profiler_) return;
       if (profiler_->observer_) profiler_->observer_->launch_end();
-      profiler_->record(key_, graph_id_, start_, now_ns() - start_);
+      int64_t nested = nested_start_ >= 0 ? profiler_->recorded_ns_ - nested_start_ : 0;
+      profiler_->record(key_, graph_id_, start_, now_ns() - start_ - nested);
     }
     Scope(const Scope&) = delete;
     Scope& operator=(const Scope&) = delete;
@@ -82,8 +84,12 @@ class CpuProfiler {
     KernelKey key_;
     Id graph_id_;
     int64_t start_;
+    int64_t nested_start_;  // -1: inclusive
   };
   Scope time(const KernelKey& key, Id graph_id) { return Scope(*this, key, graph_id); }
+  // Times the scope's own work: launches timed inside it (a compiled backward's kernels, run by
+  // LibTorch's autograd) are subtracted, so no time is counted twice.
+  Scope time_exclusive(const KernelKey& key, Id graph_id) { return Scope(*this, key, graph_id, true); }
 
  private:
   struct Aggregate {
@@ -102,6 +108,7 @@ class CpuProfiler {
   ProfileMode mode_;
   int32_t stream_;
   Id call_id_ = 0;
+  int64_t recorded_ns_ = 0;  // every launch's duration, summed (for exclusive scopes)
   LaunchObserver* observer_ = nullptr;
   // Fast path: aggregates indexed by interned name id (small dense integers). A name launched
   // from a second graph in the same window goes to the overflow map.

@@ -14,6 +14,7 @@
 
 namespace torch::jit {
 struct Node;
+struct Graph;
 }
 
 namespace tcprof {
@@ -55,6 +56,12 @@ struct CapturedGraph {
   std::vector<GraphOp> ops;
   std::vector<int> outputs;        // slots returned, in order
   int num_slots = 0;
+  // Nodes made by the compiler rather than read from the model (the backward graph's ops): every
+  // op needs a node for its operator, and these live as long as the graph.
+  std::shared_ptr<torch::jit::Graph> owned_nodes;
+  // Prefix of the names its steps are timed under ("bwd " for a backward graph), so a graph's
+  // forward and backward kernels stay apart in the profile.
+  std::string step_prefix;
 
   size_t op_count() const { return ops.size(); }
   // Readable IR, one op per line with its source line.

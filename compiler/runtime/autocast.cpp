@@ -26,14 +26,6 @@ void set_autocast(c10::DeviceType device, bool enabled, c10::ScalarType dtype) {
 #endif
 }
 
-bool autocast_enabled(c10::DeviceType device) {
-#if TCPROF_TORCH_AT_LEAST(2, 4)
-  return at::autocast::is_autocast_enabled(device);
-#else
-  return device == c10::DeviceType::CUDA ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
-#endif
-}
-
 c10::ScalarType autocast_dtype(c10::DeviceType device) {
 #if TCPROF_TORCH_AT_LEAST(2, 4)
   return at::autocast::get_autocast_dtype(device);
@@ -44,6 +36,14 @@ c10::ScalarType autocast_dtype(c10::DeviceType device) {
 }
 
 }  // namespace
+
+bool autocast_enabled(c10::DeviceType device) {
+#if TCPROF_TORCH_AT_LEAST(2, 4)
+  return at::autocast::is_autocast_enabled(device);
+#else
+  return device == c10::DeviceType::CUDA ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
+#endif
+}
 
 c10::ScalarType parse_amp(const std::string& text) {
   if (text == "bf16" || text == "bfloat16") return c10::ScalarType::BFloat16;

@@ -13,6 +13,9 @@ namespace tcprof {
 // "bf16" -> BFloat16; "off" -> Undefined (no autocast). Throws Error(Usage) for anything else.
 c10::ScalarType parse_amp(const std::string& text);
 
+// Whether autocast is on for `device` in this thread.
+bool autocast_enabled(c10::DeviceType device);
+
 // Enables autocast for `device` while alive. The destructor disables it and clears autocast's cache
 // of lower-precision weight copies: kept across steps, a copy made before an optimizer step would
 // be used after it (Python's autocast clears it on exit for the same reason).

@@ -3,13 +3,17 @@
 // TCPROF_LOGS=passes the IR is printed after every step, with output_code the generated source.
 #include <algorithm>
 #include <functional>
+#include <optional>
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/grad_mode.h>
 #include <fmt/format.h>
 
+#include "compiler/autodiff/autograd_graph.h"
+#include "compiler/autodiff/joint_graph.h"
 #include "compiler/backends/backend.h"
+#include "compiler/runtime/autocast.h"
 #include "compiler/torch_compat.h"
 #include "compiler/backends/cpp/codegen/codegen_cpp.h"
 #include "compiler/backends/cpp/passes/graph_passes.h"
@@ -68,20 +72,25 @@ std::vector<c10::IValue> example_run(const CapturedGraph& g, const std::vector<c
   return slots;
 }
 
-// Why the graph cannot be compiled as an inference graph, or empty.
-std::string eager_only_reason(const CapturedGraph& g, const std::vector<c10::IValue>& inputs) {
-  bool grad = at::GradMode::is_enabled();
+// Why the graph needs autograd (an input or a parameter requires grad under grad mode), or empty.
+std::string autograd_reason(const CapturedGraph& g, const std::vector<c10::IValue>& inputs) {
+  if (!at::GradMode::is_enabled()) return "";
   for (const auto& v : inputs) {
-    if (grad && v.isTensor() && v.toTensor().requires_grad()) return "an input requires grad";
+    if (v.isTensor() && v.toTensor().requires_grad()) return "an input requires grad";
   }
   for (const auto& op : g.ops) {
     for (const auto& a : op.args) {
-      if (a.kind != Arg::Kind::Constant || !a.constant.isTensor()) continue;
-      if (grad && a.constant.toTensor().requires_grad()) {
-        return "parameters require grad and grad mode is on (compiled backward is not supported yet; "
-               "run under torch.no_grad, or `tcprof run` without --grad)";
+      if (a.kind == Arg::Kind::Constant && a.constant.isTensor() && a.constant.toTensor().requires_grad()) {
+        return "parameters require grad";
       }
     }
+  }
+  return "";
+}
+
+// Why the graph must run op by op through LibTorch (it updates module state), or empty.
+std::string module_state_reason(const CapturedGraph& g) {
+  for (const auto& op : g.ops) {
     bool mutates_constant = !op.name.empty() && op.name.back() == '_' && !op.args.empty() &&
                             op.args[0].kind == Arg::Kind::Constant;
     bool training_bn = op.name == "aten::batch_norm" && op.args.size() > 5 && op.args[5].kind == Arg::Kind::Constant &&
@@ -157,6 +166,31 @@ PerfHint hint(std::string kind, const GraphOp* op, std::string message) {
   return h;
 }
 
+// One report for a training graph: the joint and partition phases, then the forward's phases and
+// the backward's (named backward_codegen, backward_cc, ...), kernels and hints of both.
+void merge_training_reports(CompileReport& r, const TrainingGraphs& plan, const CompileReport& fwd, const CompileReport& bwd) {
+  for (const auto& p : fwd.phases) r.phases.push_back(p);
+  for (auto p : bwd.phases) {
+    p.name = "backward_" + p.name;
+    r.phases.push_back(p);
+  }
+  r.ir = plan.summary() + "# forward\n" + fwd.ir + "\n# backward\n" + bwd.ir;
+  r.code = fwd.code + bwd.code;
+  for (const auto* part : {&fwd, &bwd}) {
+    for (const auto& h : part->hints) r.hints.push_back(h);
+    r.kernels += part->kernels;
+    r.unique_kernels += part->unique_kernels;
+    r.window_kernels += part->window_kernels;
+    r.fused_ops += part->fused_ops;
+    r.extern_calls += part->extern_calls;
+    r.fallback_calls += part->fallback_calls;
+    for (const auto& k : part->kernel_groups) r.kernel_groups.push_back((part == &bwd ? "bwd " : "") + k);
+  }
+  r.cache_hit = fwd.cache_hit && bwd.cache_hit;
+  r.compile_failed = fwd.compile_failed || bwd.compile_failed;
+  r.failure = fwd.failure + bwd.failure;
+}
+
 class CppBackend : public Backend {
  public:
   CppBackend(bool strict, const std::string& cache_dir) : strict_(strict) {
@@ -179,9 +213,17 @@ class CppBackend : public Backend {
                                               "generates CPU code only", device.str())));
       return eager(captured, profiler, std::move(report));
     }
-    std::string why_eager = eager_only_reason(captured, inputs);
-    if (!why_eager.empty()) {
-      report.hints.push_back(hint("autograd", nullptr, "graph runs eagerly: " + why_eager));
+    std::string why_eager = autograd_reason(captured, inputs);
+    std::string state = module_state_reason(captured);
+    if (!why_eager.empty() && state.empty()) {
+      // Training: forward and backward compiled from the joint graph, run under autograd.
+      std::string why_not;
+      if (auto trained = compile_training(captured, inputs, profiler, &why_not)) return trained;
+      why_eager = fmt::format("{} and the compiled backward does not cover it: {}",
+                              why_eager == "an input requires grad" ? "an input requires grad" : "training", why_not);
+    }
+    if (!why_eager.empty() || !state.empty()) {
+      report.hints.push_back(hint("autograd", nullptr, "graph runs eagerly: " + (state.empty() ? why_eager : state)));
       return eager(captured, profiler, std::move(report));
     }
     Phases phase(report);
@@ -258,6 +300,48 @@ class CppBackend : public Backend {
   }
 
  private:
+  // The training graphs of a graph that needs autograd (compiler/autodiff): parameters lifted to
+  // inputs, the simplifying passes, the joint graph and its partition; then the forward and the
+  // backward graph each compiled as an inference graph is. Null, with the reason, when an op has
+  // no derivative rule or the graph is outside what the joint graph handles.
+  std::unique_ptr<CompiledGraph> compile_training(const CapturedGraph& captured, const std::vector<c10::IValue>& inputs,
+                                                  CpuProfiler* profiler, std::string* why_not) {
+    if (autocast_enabled(c10::DeviceType::CPU)) {
+      *why_not = "autocast is on (mixed-precision training runs eagerly)";
+      return nullptr;
+    }
+    CompileReport report;
+    Phases phase(report);
+    phase.begin("joint");
+    std::vector<at::Tensor> parameters;
+    CapturedGraph g = lift_parameters(captured, &parameters);
+    std::vector<c10::IValue> all = inputs;
+    std::vector<bool> differentiable;
+    for (const auto& v : inputs) {
+      differentiable.push_back(v.isTensor() && v.toTensor().requires_grad() && v.toTensor().is_floating_point());
+    }
+    for (const auto& p : parameters) {
+      all.emplace_back(p);
+      differentiable.push_back(p.is_floating_point());
+    }
+    at::NoGradGuard no_grad;  // from here on nothing is recorded; the compiled graphs run without autograd
+    std::vector<c10::IValue> examples = example_run(g, all);
+    InputBindings bindings(all);
+    PassContext ctx{g, examples, bindings};
+    simplify_graph(ctx);
+    functionalize_inplace(ctx);
+    std::optional<JointGraph> joint = build_joint_graph(g, examples, differentiable, why_not);
+    if (!joint) return nullptr;
+    phase.begin("partition");
+    TrainingGraphs plan = partition_joint_graph(std::move(*joint), examples);
+    phase.end();
+    std::shared_ptr<CompiledGraph> forward = compile(plan.forward, all, profiler);
+    std::shared_ptr<CompiledGraph> backward = compile(plan.backward, plan.backward_examples, profiler);
+    merge_training_reports(report, plan, forward->report(), backward->report());
+    return make_autograd_graph(std::move(plan), std::move(parameters), std::move(forward), std::move(backward),
+                               std::move(report));
+  }
+
   // Timed once per machine, thread count and LibTorch: later compiles of the same graph read the
   // decisions from the autotune cache. Returns the IR record's autotune section.
   std::string autotune(ProgramRunner& runner, const std::string& source, const std::vector<c10::IValue>& examples,

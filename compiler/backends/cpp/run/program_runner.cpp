@@ -65,17 +65,18 @@ ProgramRunner::ProgramRunner(CapturedGraph graph, ScheduledProgram program, std:
     for (const auto& step : program_.program.steps) {
       switch (step.kind) {
         case Step::Kind::Extern: {
-          const std::string& name = graph_.ops[static_cast<size_t>(step.index)].name;
+          const std::string name = graph_.step_prefix + graph_.ops[static_cast<size_t>(step.index)].name;
           step_keys_.push_back(profiler_->key(name, fallback[static_cast<size_t>(step.index)] ? "fallback" : "extern"));
           break;
         }
         case Step::Kind::Kernel:
-          step_keys_.push_back(profiler_->key(program_.program.kernels[static_cast<size_t>(step.index)].name, "generated"));
+          step_keys_.push_back(profiler_->key(graph_.step_prefix + program_.program.kernels[static_cast<size_t>(step.index)].name,
+                                             "generated"));
           break;
         case Step::Kind::Window:
         {
           const WindowKernel& k = program_.program.window_kernels[static_cast<size_t>(step.index)];
-          step_keys_.push_back(profiler_->key(k.name, k.generated() ? "generated" : "extern"));
+          step_keys_.push_back(profiler_->key(graph_.step_prefix + k.name, k.generated() ? "generated" : "extern"));
         }
           break;
       }

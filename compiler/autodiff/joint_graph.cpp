@@ -1,0 +1,337 @@
+#include "compiler/autodiff/joint_graph.h"
+
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "compiler/autodiff/derivative_rules.h"
+#include "compiler/autodiff/graph_builder.h"
+#include "core/error.h"
+
+namespace tcprof {
+namespace {
+
+template <typename F>
+void for_each_slot(const Arg& a, F&& f) {
+  if (a.kind == Arg::Kind::Slot) f(a.slot);
+  for (const auto& item : a.items) for_each_slot(item, f);
+}
+
+bool has_sym(const Arg& a) {
+  if (a.kind == Arg::Kind::Sym) return true;
+  for (const auto& item : a.items) {
+    if (has_sym(item)) return true;
+  }
+  return false;
+}
+
+bool carries_gradient(const c10::IValue& v) {
+  if (v.isTensor()) return v.toTensor().defined() && v.toTensor().is_floating_point();
+  if (v.isList() || v.isTuple()) {
+    for (const auto& e : v.isList() ? v.toListRef().vec() : v.toTupleRef().elements().vec()) {
+      if (carries_gradient(e)) return true;
+    }
+  }
+  return false;
+}
+
+c10::TypePtr type_of(const c10::IValue& v) {
+  if (v.isTensor()) return c10::TensorType::get();
+  if (v.isInt()) return c10::IntType::get();
+  if (v.isDouble()) return c10::FloatType::get();
+  if (v.isBool()) return c10::BoolType::get();
+  if (v.isTensorList()) return c10::ListType::ofTensors();
+  if (v.isIntList()) return c10::ListType::ofInts();
+  return nullptr;  // not readable by an emitted op
+}
+
+std::string where(const GraphOp& op) {
+  if (!op.loc.known()) return op.name;
+  return fmt::format("{} at {}:{}", op.name, op.loc.file.substr(op.loc.file.find_last_of('/') + 1), op.loc.line);
+}
+
+// The rules' view of one forward op during the reverse walk.
+class OpGrads : public GradContext {
+ public:
+  OpGrads(const GraphOp& op, GraphBuilder& b, const std::vector<c10::IValue>& examples, const std::vector<bool>& requires,
+          std::map<int, Val>& grads, std::map<int, std::vector<Val>>& item_grads)
+      : op_(op), b_(b), examples_(examples), requires_(requires), grads_(grads), items_(item_grads) {
+    for (const auto& a : op.args) values_.push_back(value_of(a));
+  }
+  const GraphOp& op() const override { return op_; }
+  BuildArg arg(size_t i) const override {
+    const Arg& a = op_.args.at(i);
+    if (a.kind == Arg::Kind::Slot) return Val{a.slot};
+    return values_.at(i);
+  }
+  Val out(size_t i) const override { return {op_.outputs.at(i)}; }
+  const c10::IValue& value(size_t i) const override { return values_.at(i); }
+  const c10::IValue& out_value(size_t i) const override { return examples_[static_cast<size_t>(op_.outputs.at(i))]; }
+  bool needs(size_t i) const override {
+    if (i >= op_.args.size()) return false;
+    bool any = false;
+    for_each_slot(op_.args[i], [&](int s) { any = any || requires_[static_cast<size_t>(s)]; });
+    return any;
+  }
+  Val grad(size_t out) const override {
+    auto it = grads_.find(op_.outputs.at(out));
+    return it == grads_.end() ? Val{-1} : it->second;
+  }
+  std::vector<Val> item_grads(size_t out) const override {
+    auto it = items_.find(op_.outputs.at(out));
+    if (it != items_.end()) return it->second;
+    size_t n = out_value(out).isList() ? out_value(out).toListRef().size() : out_value(out).toTupleRef().elements().size();
+    return std::vector<Val>(n, Val{-1});
+  }
+  void add(size_t i, Val g) override {
+    if (!needs(i)) return;  // the ops computing g are dead code, which the partition drops
+    const Arg& a = op_.args.at(i);
+    if (a.kind != Arg::Kind::Slot) throw NoDerivative("a gradient for a list argument given as one tensor");
+    accumulate(a.slot, g);
+  }
+  void add_items(size_t i, const std::vector<Val>& g) override {
+    const Arg& a = op_.args.at(i);
+    if (a.kind == Arg::Kind::List) {  // a list written inline: each item is a slot of its own
+      for (size_t k = 0; k < g.size() && k < a.items.size(); ++k) {
+        if (g[k].slot >= 0 && a.items[k].kind == Arg::Kind::Slot && requires_[static_cast<size_t>(a.items[k].slot)]) {
+          accumulate(a.items[k].slot, g[k]);
+        }
+      }
+      return;
+    }
+    if (a.kind != Arg::Kind::Slot) return;
+    std::vector<Val>& mine = items_[a.slot];
+    mine.resize(std::max(mine.size(), g.size()), Val{-1});
+    for (size_t k = 0; k < g.size(); ++k) {
+      if (g[k].slot < 0) continue;
+      mine[k] = mine[k].slot < 0 ? g[k] : b_.emit1("aten::add", {mine[k], g[k]}, &op_);
+    }
+  }
+  GraphBuilder& builder() override { return b_; }
+
+ private:
+  c10::IValue value_of(const Arg& a) const {
+    switch (a.kind) {
+      case Arg::Kind::Slot: return examples_[static_cast<size_t>(a.slot)];
+      case Arg::Kind::Constant: return a.constant;
+      case Arg::Kind::Sym: throw NoDerivative("a symbolic size");
+      case Arg::Kind::List: {
+        std::vector<c10::IValue> items;
+        for (const auto& item : a.items) items.push_back(value_of(item));
+        if (!a.element_type) return c10::ivalue::Tuple::create(std::move(items));
+        c10::impl::GenericList list(a.element_type);
+        for (auto& item : items) list.push_back(std::move(item));
+        return list;
+      }
+    }
+    return {};
+  }
+  void accumulate(int slot, Val g) {
+    auto it = grads_.find(slot);
+    if (it == grads_.end()) grads_[slot] = g;
+    else it->second = b_.emit1("aten::add", {it->second, g}, &op_);
+  }
+
+  const GraphOp& op_;
+  GraphBuilder& b_;
+  const std::vector<c10::IValue>& examples_;
+  const std::vector<bool>& requires_;
+  std::map<int, Val>& grads_;
+  std::map<int, std::vector<Val>>& items_;
+  std::vector<c10::IValue> values_;
+};
+
+}  // namespace
+
+CapturedGraph lift_parameters(const CapturedGraph& g, std::vector<at::Tensor>* parameters) {
+  std::map<const c10::TensorImpl*, int> index;
+  std::function<void(const Arg&)> find = [&](const Arg& a) {
+    if (a.kind == Arg::Kind::Constant && a.constant.isTensor() && a.constant.toTensor().requires_grad()) {
+      const at::Tensor& t = a.constant.toTensor();
+      if (index.emplace(t.unsafeGetTensorImpl(), static_cast<int>(parameters->size())).second) parameters->push_back(t);
+    }
+    for (const auto& item : a.items) find(item);
+  };
+  for (const auto& op : g.ops) {
+    for (const auto& a : op.args) find(a);
+  }
+  const int n_in = static_cast<int>(g.inputs.size()), lifted = static_cast<int>(parameters->size());
+  auto moved = [&](int slot) { return slot < n_in ? slot : slot + lifted; };
+  std::function<void(Arg&)> rewrite = [&](Arg& a) {
+    if (a.kind == Arg::Kind::Slot) a.slot = moved(a.slot);
+    if (a.kind == Arg::Kind::Constant && a.constant.isTensor()) {
+      auto it = index.find(a.constant.toTensor().unsafeGetTensorImpl());
+      if (it != index.end()) {
+        a.kind = Arg::Kind::Slot;
+        a.slot = n_in + it->second;
+        a.constant = c10::IValue();
+      }
+    }
+    for (auto& item : a.items) rewrite(item);
+  };
+  CapturedGraph out = g;
+  for (int p = 0; p < lifted; ++p) {
+    FrameInput in;
+    in.name = fmt::format("param{}", p);
+    out.inputs.insert(out.inputs.begin() + n_in + p, in);
+  }
+  for (auto& op : out.ops) {
+    for (auto& a : op.args) rewrite(a);
+    for (int& s : op.outputs) s = moved(s);
+  }
+  for (int& s : out.outputs) s = moved(s);
+  out.num_slots = g.num_slots + lifted;
+  return out;
+}
+
+std::optional<JointGraph> build_joint_graph(const CapturedGraph& g, const std::vector<c10::IValue>& examples,
+                                            const std::vector<bool>& differentiable, std::string* why_not) {
+  for (const auto& in : g.inputs) {
+    for (bool d : in.dynamic_dims) {
+      if (d) return *why_not = "dynamic shapes (the backward graph is compiled for static shapes)", std::nullopt;
+    }
+  }
+  // Which slots carry a gradient: those computed from a differentiable input.
+  std::vector<bool> requires(static_cast<size_t>(g.num_slots), false);
+  for (size_t i = 0; i < differentiable.size() && i < g.inputs.size(); ++i) requires[i] = differentiable[i];
+  for (const auto& op : g.ops) {
+    bool any = false;
+    for (const auto& a : op.args) {
+      if (has_sym(a)) return *why_not = fmt::format("dynamic shapes ({} has a symbolic size)", where(op)), std::nullopt;
+      for_each_slot(a, [&](int s) { any = any || requires[static_cast<size_t>(s)]; });
+    }
+    if (!any || is_non_differentiable(op.name)) continue;
+    for (int s : op.outputs) requires[static_cast<size_t>(s)] = carries_gradient(examples[static_cast<size_t>(s)]);
+  }
+  JointGraph joint;
+  joint.forward = g;
+  CapturedGraph& bwd = joint.backward;
+  bwd.num_slots = g.num_slots;
+  bwd.owned_nodes = nullptr;
+  std::vector<c10::TypePtr> types;
+  for (const auto& v : examples) types.push_back(type_of(v));
+  std::map<int, Val> grads;
+  std::map<int, std::vector<Val>> item_grads;
+  for (size_t k = 0; k < g.outputs.size(); ++k) {
+    int s = g.outputs[k];
+    if (!requires[static_cast<size_t>(s)]) continue;
+    if (!examples[static_cast<size_t>(s)].isTensor()) {
+      return *why_not = "the graph returns a list or tuple of tensors that need gradients", std::nullopt;
+    }
+    int slot = bwd.num_slots++;
+    types.push_back(c10::TensorType::get());
+    joint.grad_output_slots.push_back(slot);
+    joint.grad_outputs.push_back(static_cast<int>(k));
+  }
+  GraphBuilder builder(bwd, types);
+  for (size_t k = 0; k < joint.grad_output_slots.size(); ++k) {
+    int s = g.outputs[static_cast<size_t>(joint.grad_outputs[k])];
+    Val gk{joint.grad_output_slots[k]};
+    auto it = grads.find(s);
+    if (it == grads.end()) grads[s] = gk;
+    else it->second = builder.emit1("aten::add", {it->second, gk});  // one value returned twice
+  }
+  for (auto op = g.ops.rbegin(); op != g.ops.rend(); ++op) {
+    bool has_grad = false;
+    for (int s : op->outputs) has_grad = has_grad || grads.count(s) || item_grads.count(s);
+    if (!has_grad || is_non_differentiable(op->name)) continue;
+    const DerivativeRule* rule = derivative_rule(op->name);
+    if (!rule) return *why_not = fmt::format("no derivative rule for {}", where(*op)), std::nullopt;
+    try {
+      OpGrads ctx(*op, builder, examples, requires, grads, item_grads);
+      (*rule)(ctx);
+    } catch (const NoDerivative& e) {
+      return *why_not = fmt::format("{}: {}", where(*op), e.what()), std::nullopt;
+    } catch (const Error& e) {
+      return *why_not = fmt::format("{}: {}", where(*op), e.what()), std::nullopt;
+    }
+  }
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    auto it = grads.find(static_cast<int>(i));
+    if (!requires[i] || it == grads.end()) continue;
+    joint.grad_inputs.push_back(static_cast<int>(i));
+    joint.grad_input_slots.push_back(it->second.slot);
+  }
+  return joint;
+}
+
+TrainingGraphs partition_joint_graph(JointGraph joint, const std::vector<c10::IValue>& examples) {
+  TrainingGraphs t;
+  const CapturedGraph& fwd = joint.forward;
+  const int n_fwd = fwd.num_slots, n_in = static_cast<int>(fwd.inputs.size());
+  // Dead code first: ops whose results no gradient needs (a rule's term for an argument that
+  // turned out not to need one) must not make the forward save their inputs.
+  std::set<int> live(joint.grad_input_slots.begin(), joint.grad_input_slots.end());
+  std::vector<bool> keep(joint.backward.ops.size(), false);
+  for (size_t i = joint.backward.ops.size(); i-- > 0;) {
+    const GraphOp& op = joint.backward.ops[i];
+    for (int s : op.outputs) keep[i] = keep[i] || live.count(s);
+    if (!keep[i]) continue;
+    for (const auto& a : op.args) for_each_slot(a, [&](int s) { live.insert(s); });
+  }
+  std::set<int> saved;
+  for (int s : live) {
+    if (s < n_fwd) saved.insert(s);
+  }
+  t.forward = fwd;
+  t.graph_outputs = fwd.outputs.size();
+  CapturedGraph& b = t.backward;
+  b.owned_nodes = joint.backward.owned_nodes;
+  b.step_prefix = "bwd ";
+  std::map<int, int> slot;  // joint slot -> backward slot
+  for (int s : saved) {
+    slot[s] = static_cast<int>(b.inputs.size());
+    FrameInput in;
+    const c10::IValue& v = examples[static_cast<size_t>(s)];
+    in.kind = v.isTensor() ? FrameInputKind::Tensor : v.isInt() ? FrameInputKind::Int
+              : v.isDouble() ? FrameInputKind::Float : v.isBool() ? FrameInputKind::Bool : FrameInputKind::Other;
+    in.name = s < n_in ? "saved " + fwd.inputs[static_cast<size_t>(s)].name : fmt::format("saved %{}", s);
+    b.inputs.push_back(in);
+    b.num_slots++;
+    t.backward_examples.push_back(v);
+    if (s < n_in) {
+      t.saved_inputs.push_back(s);
+    } else {
+      t.saved_inputs.push_back(-1);
+      t.forward.outputs.push_back(s);
+      if (v.isTensor()) t.saved_bytes += static_cast<int64_t>(v.toTensor().nbytes());
+    }
+  }
+  for (size_t k = 0; k < joint.grad_output_slots.size(); ++k) {
+    slot[joint.grad_output_slots[k]] = b.num_slots++;
+    FrameInput in;
+    in.name = fmt::format("grad of output {}", joint.grad_outputs[k]);
+    b.inputs.push_back(in);
+    const at::Tensor& out = examples[static_cast<size_t>(fwd.outputs[static_cast<size_t>(joint.grad_outputs[k])])].toTensor();
+    t.backward_examples.push_back(at::ones_like(out, at::MemoryFormat::Contiguous));
+  }
+  t.grad_outputs = joint.grad_outputs;
+  std::function<void(Arg&)> renumber = [&](Arg& a) {
+    if (a.kind == Arg::Kind::Slot) a.slot = slot.at(a.slot);
+    for (auto& item : a.items) renumber(item);
+  };
+  for (size_t i = 0; i < joint.backward.ops.size(); ++i) {
+    if (!keep[i]) continue;
+    GraphOp op = joint.backward.ops[i];
+    for (auto& a : op.args) renumber(a);
+    for (int& s : op.outputs) s = slot[s] = b.num_slots++;
+    b.ops.push_back(std::move(op));
+  }
+  for (size_t j = 0; j < joint.grad_inputs.size(); ++j) {
+    b.outputs.push_back(slot.at(joint.grad_input_slots[j]));
+    t.grad_inputs.push_back(joint.grad_inputs[j]);
+  }
+  return t;
+}
+
+std::string TrainingGraphs::summary() const {
+  int saved_activations = 0;
+  for (int s : saved_inputs) saved_activations += s < 0;
+  return fmt::format("# training: backward graph of {} ops; it saves {} inputs and {} activations ({:.2f} MiB at these "
+                     "shapes); {} gradients\n",
+                     backward.ops.size(), saved_inputs.size() - static_cast<size_t>(saved_activations), saved_activations,
+                     static_cast<double>(saved_bytes) / (1024.0 * 1024.0), grad_inputs.size());
+}
+
+}  // namespace tcprof

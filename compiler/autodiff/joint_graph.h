@@ -1,0 +1,57 @@
+// The training graphs of a captured graph, AOTAutograd's job for torch.compile: parameters lifted
+// to inputs, the joint forward/backward graph built from the derivative rules, and its partition
+// into a forward graph that also returns what the backward reads, and a backward graph.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "compiler/ir/captured_graph.h"
+
+namespace tcprof {
+
+// Parameters (constant tensors that require grad) become inputs after the graph's own, so the
+// compiled graphs read their current values every step and gradients reach them.
+CapturedGraph lift_parameters(const CapturedGraph& g, std::vector<at::Tensor>* parameters);
+
+// The forward ops and, in the same slot numbering, the backward ops: slots up to
+// `forward.num_slots` are the forward's, then one gradient input per differentiable output, then
+// the backward's own.
+struct JointGraph {
+  CapturedGraph forward;
+  CapturedGraph backward;              // ops only; its slots continue the forward's
+  std::vector<int> grad_output_slots;  // per differentiable graph output
+  std::vector<int> grad_outputs;       // ... the index of that output in forward.outputs
+  std::vector<int> grad_inputs;        // per input gradient: the forward input
+  std::vector<int> grad_input_slots;   // ... and its slot
+};
+
+// `examples`: every slot's value in an example run; `differentiable[i]`: input i requires grad.
+// Returns nullopt with the reason in `why_not` (an op without a derivative rule and its line,
+// dynamic shapes) when the graph cannot be differentiated here.
+std::optional<JointGraph> build_joint_graph(const CapturedGraph& g, const std::vector<c10::IValue>& examples,
+                                            const std::vector<bool>& differentiable, std::string* why_not);
+
+struct TrainingGraphs {
+  // inputs: the graph's (parameters lifted); outputs: the graph's, then the saved values.
+  CapturedGraph forward;
+  // inputs: the saved values, then the gradients of the differentiable outputs; outputs: the
+  // gradients of the differentiable inputs that receive one.
+  CapturedGraph backward;
+  size_t graph_outputs = 0;
+  std::vector<int> saved_inputs;  // per saved value: the forward input it is, or -1 (a forward output)
+  std::vector<int> grad_outputs;  // per gradient input of the backward: the forward output it belongs to
+  std::vector<int> grad_inputs;   // per backward output: the forward input it is the gradient of
+  int64_t saved_bytes = 0;        // activations the backward keeps (saved values that are not inputs)
+  std::vector<c10::IValue> backward_examples;
+  std::string summary() const;    // one line for the compile report
+};
+
+// The partition rule: the backward saves every forward value its ops read, and recomputes what
+// its rules chose to recompute (layer norm's statistics, max pooling's indices) from saved
+// inputs. `examples` as for build_joint_graph.
+TrainingGraphs partition_joint_graph(JointGraph joint, const std::vector<c10::IValue>& examples);
+
+}  // namespace tcprof
