@@ -286,6 +286,26 @@ void unary(GradContext& c, const std::string& name) {
   c.add(0, gx);
 }
 
+// Batch norm in eval mode (running statistics, constants here) is an affine map per channel:
+// y = (x - mean) * rsqrt(var + eps) * w + b.
+void batch_norm(GradContext& c) {
+  if (c.value(5).toBool()) throw NoDerivative("batch norm in training mode (it updates the running statistics)");
+  if (c.needs(3) || c.needs(4)) throw NoDerivative("batch norm with running statistics that require grad");
+  int64_t rank = c.tensor(0).dim();
+  std::vector<int64_t> channel(static_cast<size_t>(rank), 1), dims{0};
+  channel[1] = c.tensor(0).size(1);
+  for (int64_t d = 2; d < rank; ++d) dims.push_back(d);
+  auto per_channel = [&](size_t i) { return c.emit("aten::reshape", {c.arg(i), channel}); };
+  Val scale = c.emit("aten::rsqrt", {c.emit("aten::add", {per_channel(4), number(c.value(7))})});
+  bool weight = c.has_arg(1);
+  if (c.needs(0)) c.add(0, c.emit("aten::mul", {c.grad(), weight ? c.emit("aten::mul", {scale, per_channel(1)}) : scale}));
+  if (weight && c.needs(1)) {
+    Val xhat = c.emit("aten::mul", {c.emit("aten::sub", {c.arg(0), per_channel(3)}), scale});
+    c.add(1, c.emit("aten::sum", {c.emit("aten::mul", {c.grad(), xhat}), dims, false}));
+  }
+  if (c.has_arg(2) && c.needs(2)) c.add(2, c.emit("aten::sum", {c.grad(), dims, false}));
+}
+
 std::map<std::string, DerivativeRule> make_table() {
   std::map<std::string, DerivativeRule> m;
   for (const char* n : {"aten::relu", "aten::neg", "aten::exp", "aten::log", "aten::sqrt", "aten::rsqrt",
@@ -306,6 +326,7 @@ std::map<std::string, DerivativeRule> make_table() {
   m["aten::softmax"] = softmax;
   m["aten::log_softmax"] = log_softmax;
   m["aten::layer_norm"] = layer_norm;
+  m["aten::batch_norm"] = batch_norm;
   m["aten::sum"] = [](GradContext& c) { sum_mean(c, false); };
   m["aten::mean"] = [](GradContext& c) { sum_mean(c, true); };
   for (const char* n : {"aten::view", "aten::reshape", "aten::flatten", "aten::unsqueeze", "aten::squeeze",

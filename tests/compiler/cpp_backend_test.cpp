@@ -1,6 +1,6 @@
 // The cpp backend against eager LibTorch on every sample model (inference, as `tcprof run` runs
 // it), and what it records: kernels, fusion groups, regional sharing, phases, generated code,
-// perf hints, the compile cache, compile failures and autograd fallbacks.
+// perf hints, the compile cache, compile failures and training graphs.
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -199,17 +199,22 @@ TEST(CppBackend, NonContiguousAndBroadcastInputsAreReadThroughStrides) {
   expect_same_output(m.call(in), m.call_eager(in));
 }
 
-TEST(CppBackend, AutogradRunsEagerlyWithAPerfHint) {
+// With grad mode on and parameters that require grad, the graph compiles as training graphs
+// (compiler/autodiff): its outputs carry the compiled backward as their grad_fn.
+TEST(CppBackend, AGraphThatNeedsAutogradCompilesItsBackward) {
   at::AutoGradMode grad(true);
   CompiledModule m(load_model(sample("cnn")), cpp_options(), nullptr);
+  for (auto p : m.model().module.parameters()) p.set_requires_grad(true);
   auto in = inputs_for({"f32[2,3,32,32]"});
+  m.call(in);  // captures (its result comes from the capture's run)
   c10::IValue out = m.call(in);
   expect_same_output(out, m.call_eager(in));
-  EXPECT_TRUE(out.toTensor().requires_grad());  // autograd still works through the graph
+  ASSERT_TRUE(out.toTensor().requires_grad());
+  EXPECT_EQ(out.toTensor().grad_fn()->name(), "tcprof::CompiledBackward");
   const CompileReport& r = m.frames()[0]->entries[0]->compiled->report();
-  ASSERT_FALSE(r.hints.empty());
-  EXPECT_EQ(r.hints[0].kind, "autograd");
-  EXPECT_EQ(r.kernels, 0);
+  EXPECT_EQ(r.ir.rfind("# training:", 0), 0u);
+  EXPECT_GT(r.kernels, 0);
+  for (const auto& h : r.hints) EXPECT_NE(h.kind, "autograd") << h.message;
 }
 
 // A graph whose tensors are not on the CPU runs through LibTorch with a `no_gpu_codegen` hint: the
