@@ -67,6 +67,8 @@ struct CheckOptions {
   // Tests only: add a small error to the compiled result of the second call, which must then be
   // reported as a mismatch.
   bool perturb_compiled_output = false;
+  // Check gradients instead of outputs (check_case_gradients).
+  bool gradients = false;
 };
 
 struct CaseOutcome {
@@ -83,11 +85,18 @@ struct CaseOutcome {
   int kernels = 0, window_kernels = 0, fused_ops = 0, extern_calls = 0, fallback_calls = 0;
   int oracle_used = 0;      // outputs accepted by the f64 oracle after failing elementwise
   int unexpected_recompiles = 0;  // a recompile the guards should not have needed
+  int compiled_backwards = 0;     // gradient mode: graphs whose backward ran compiled
   std::map<std::string, int> fallback_ops;  // ops the backend left to LibTorch (not by design)
 };
 const char* status_name(CaseOutcome::Status status);
 
-// Never throws for problems of the case itself: they are the outcome.
+// Never throws for problems of the case itself: they are the outcome. With options.gradients, the
+// gradient check below.
 CaseOutcome check_case(const FuzzCase& c, const CheckOptions& options);
+// The backward mode (fuzz_graphs --backward, gradient_check.cpp): every float parameter and input
+// requires grad; the gradients of a random scalar loss over the outputs, computed through the
+// compiled training graphs and through LibTorch autograd, compared with the same tolerance and an
+// f64 autograd oracle.
+CaseOutcome check_case_gradients(const FuzzCase& c, const CheckOptions& options);
 
 }  // namespace tcprof::fuzz

@@ -19,7 +19,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: fuzz_graphs [--n N] [--seed S] [--first K] [--verbose] [--keep-failures DIR] [--avoid-known-bugs]\n"
-    "                   [--minimize] [--in-process]\n"
+    "                   [--minimize] [--in-process] [--backward]\n"
     "       fuzz_graphs --case SEED [same options]\n";
 
 bool parse_uint(const std::string& text, uint64_t* out) {
@@ -63,6 +63,8 @@ int main(int argc, char** argv) {
       options.generator.known_bug_patterns = false;
     } else if (arg == "--in-process") {
       options.isolate = false;
+    } else if (arg == "--backward") {
+      options.gradients = true;  // gradients through the compiled training graphs
     } else if (arg == "--minimize") {
       options.minimize = true;
     } else if (arg == "--verbose") {

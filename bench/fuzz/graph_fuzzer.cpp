@@ -102,9 +102,9 @@ std::string run_in_child(const std::function<std::string()>& work, int* signal) 
 
 // CaseOutcome through the pipe: a line of counts, a line of fallback ops, the archive, the report.
 std::string serialize(const CaseOutcome& o) {
-  std::string s = fmt::format("{} {} {} {} {} {} {} {} {}\n", static_cast<int>(o.status), o.calls, o.kernels,
+  std::string s = fmt::format("{} {} {} {} {} {} {} {} {} {}\n", static_cast<int>(o.status), o.calls, o.kernels,
                               o.window_kernels, o.fused_ops, o.extern_calls, o.fallback_calls, o.oracle_used,
-                              o.unexpected_recompiles);
+                              o.unexpected_recompiles, o.compiled_backwards);
   for (const auto& [op, n] : o.fallback_ops) s += fmt::format("{} {} ", op, n);
   return s + "\n" + o.archive + "\n" + o.report;
 }
@@ -114,7 +114,7 @@ CaseOutcome deserialize(const std::string& text) {
   std::istringstream in(text);
   int status = 0;
   in >> status >> o.calls >> o.kernels >> o.window_kernels >> o.fused_ops >> o.extern_calls >> o.fallback_calls >>
-      o.oracle_used >> o.unexpected_recompiles;
+      o.oracle_used >> o.unexpected_recompiles >> o.compiled_backwards;
   o.status = static_cast<CaseOutcome::Status>(status);
   std::string line;
   std::getline(in, line);
@@ -289,6 +289,7 @@ void add_outcome(FuzzSummary& s, const FuzzCase& c, const CaseOutcome& o) {
   s.fallback_calls += o.fallback_calls;
   s.oracle_used += o.oracle_used;
   s.unexpected_recompiles += o.unexpected_recompiles;
+  s.backward_cases += o.compiled_backwards > 0;
   for (const auto& [op, n] : o.fallback_ops) s.fallback_ops[op] += n;
   switch (o.status) {
     case CaseOutcome::Status::Pass: break;
@@ -303,6 +304,7 @@ void add_outcome(FuzzSummary& s, const FuzzCase& c, const CaseOutcome& o) {
 FuzzSummary run_fuzz(const FuzzOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   FuzzSummary summary;
+  summary.gradients = options.gradients;
   const std::string work_dir = make_temp_dir("tcprof-fuzz");
   std::vector<uint64_t> seeds = options.case_seeds;
   if (seeds.empty()) {
@@ -319,6 +321,7 @@ FuzzSummary run_fuzz(const FuzzOptions& options) {
     }
     CheckOptions check;
     check.tol = options.tol;
+    check.gradients = options.gradients;
     check.work_dir = work_dir;
     check.keep_failed_archive = !options.keep_failures_dir.empty();
     CaseOutcome outcome = options.isolate ? check_in_child(c, check) : check_case(c, check);
@@ -361,7 +364,8 @@ std::string summary_line(const FuzzSummary& s) {
       "{} fallback calls, {} cases without a kernel, {} outputs judged by the f64 oracle, {} unexpected recompiles; "
       "{:.1f} s",
       s.cases, s.ops, s.calls, s.mismatches, s.errors, s.invalid, s.kernels, s.fused_ops, s.fallback_calls, s.no_kernel,
-      s.oracle_used, s.unexpected_recompiles, s.seconds);
+      s.oracle_used, s.unexpected_recompiles, s.seconds) +
+         (s.gradients ? fmt::format("; gradients: {} cases through a compiled backward", s.backward_cases) : "");
 }
 
 std::string coverage_text(const FuzzSummary& s) {

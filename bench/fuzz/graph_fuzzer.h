@@ -26,6 +26,7 @@ struct FuzzOptions {
   int first = 0;                     // run cases first .. first + cases - 1 of `seed` (shards, resumes)
   std::vector<uint64_t> case_seeds;  // instead of `cases` from `seed`: exactly these cases
   bool verbose = false;              // a line per case, and the op coverage at the end
+  bool gradients = false;            // check gradients through the compiled backward (--backward)
   std::string keep_failures_dir;     // failing cases' report, source and module archive go here
   GeneratorOptions generator;
   Tolerance tol;
@@ -39,6 +40,8 @@ struct FuzzSummary {
   int no_kernel = 0;               // cases where the backend generated no kernel at all
   int oracle_used = 0;             // outputs accepted by the f64 oracle (differential_check.h)
   int unexpected_recompiles = 0;
+  bool gradients = false;  // a --backward run: gradients were compared
+  int backward_cases = 0;  // ... and these cases ran at least one compiled backward graph
   double seconds = 0;
   std::map<std::string, int> op_counts;     // generator ops
   std::map<std::string, int> fallback_ops;  // ops the backend left to LibTorch, by name

@@ -264,24 +264,33 @@ void unary(GradContext& c, const std::string& name) {
     if (!c.value(1).isScalar()) throw NoDerivative("pow with a tensor exponent");
     double p = number(c.value(1));
     gx = p == 0.0 ? e("aten::mul", {g, 0.0}) : e("aten::mul", {g, e("aten::mul", {e("aten::pow", {c.arg(0), p - 1.0}), p})});
-  } else if (name == "aten::relu6" || name == "aten::hardtanh" || name == "aten::clamp") {
-    double lo = name == "aten::relu6" ? 0.0 : name == "aten::hardtanh" ? (c.has_arg(1) ? number(c.value(1)) : -1.0) : 0.0;
-    double hi = name == "aten::relu6" ? 6.0 : name == "aten::hardtanh" ? (c.has_arg(2) ? number(c.value(2)) : 1.0) : 0.0;
-    gx = g;
-    bool has_lo = name != "aten::clamp" || c.has_arg(1), has_hi = name != "aten::clamp" || c.has_arg(2);
-    if (name == "aten::clamp") {
-      if ((c.has_arg(1) && !c.value(1).isScalar()) || (c.has_arg(2) && !c.value(2).isScalar())) throw NoDerivative("clamp with tensor bounds");
-      lo = c.has_arg(1) ? number(c.value(1)) : 0.0;
-      hi = c.has_arg(2) ? number(c.value(2)) : 0.0;
-      // clamp passes the gradient where lo <= x <= hi; hardtanh only strictly inside.
-      if (has_lo) gx = e("aten::masked_fill", {gx, e("aten::lt", {c.arg(0), lo}), 0.0});
-      if (has_hi) gx = e("aten::masked_fill", {gx, e("aten::gt", {c.arg(0), hi}), 0.0});
-    } else {
-      gx = e("aten::masked_fill", {gx, e("aten::le", {c.arg(0), lo}), 0.0});
-      gx = e("aten::masked_fill", {gx, e("aten::ge", {c.arg(0), hi}), 0.0});
+  } else if (name == "aten::relu6" || name == "aten::hardtanh") {  // strictly inside (lo, hi)
+    double lo = name == "aten::relu6" ? 0.0 : c.has_arg(1) ? number(c.value(1)) : -1.0;
+    double hi = name == "aten::relu6" ? 6.0 : c.has_arg(2) ? number(c.value(2)) : 1.0;
+    gx = e("aten::where", {e("aten::gt", {c.arg(0), lo}), e("aten::where", {e("aten::lt", {c.arg(0), hi}), g, 0.0}), 0.0});
+  } else if (name == "aten::clamp" || name == "aten::clamp_min" || name == "aten::clamp_max") {  // inside [lo, hi]
+    bool has_lo = name != "aten::clamp_max" && c.has_arg(1);
+    size_t hi_arg = name == "aten::clamp" ? 2 : 1;
+    bool has_hi = name != "aten::clamp_min" && c.has_arg(hi_arg);
+    if ((has_lo && !c.value(1).isScalar()) || (has_hi && !c.value(hi_arg).isScalar())) {
+      throw NoDerivative("clamp with tensor bounds");
     }
+    gx = g;
+    if (has_hi) gx = e("aten::where", {e("aten::le", {c.arg(0), number(c.value(hi_arg))}), gx, 0.0});
+    if (has_lo) gx = e("aten::where", {e("aten::ge", {c.arg(0), number(c.value(1))}), gx, 0.0});
   } else if (name == "aten::hardswish") gx = e("aten::hardswish_backward", {g, c.arg(0)});
   else if (name == "aten::hardsigmoid") gx = e("aten::hardsigmoid_backward", {g, c.arg(0)});
+  else if (name == "aten::sin") gx = e("aten::mul", {g, e("aten::cos", {c.arg(0)})});
+  else if (name == "aten::cos") gx = e("aten::mul", {g, e("aten::neg", {e("aten::sin", {c.arg(0)})})});
+  else if (name == "aten::erf") {  // 2/sqrt(pi) * exp(-x^2) * g
+    Val x{c.arg(0).slot};
+    gx = e("aten::mul", {e("aten::mul", {e("aten::exp", {e("aten::neg", {e("aten::mul", {x, x})})}), M_2_SQRTPI}), g});
+  } else if (name == "aten::abs") {  // g * sign(x), 0 at 0
+    Val x{c.arg(0).slot};
+    gx = e("aten::where", {e("aten::gt", {x, 0.0}), g, e("aten::where", {e("aten::lt", {x, 0.0}), e("aten::neg", {g}), 0.0})});
+  } else if (name == "aten::ceil" || name == "aten::floor" || name == "aten::round" || name == "aten::trunc") {
+    gx = e("aten::zeros_like", {g});
+  }
   else throw NoDerivative("no pointwise rule");
   c.add(0, gx);
 }
@@ -310,12 +319,28 @@ std::map<std::string, DerivativeRule> make_table() {
   std::map<std::string, DerivativeRule> m;
   for (const char* n : {"aten::relu", "aten::neg", "aten::exp", "aten::log", "aten::sqrt", "aten::rsqrt",
                         "aten::reciprocal", "aten::tanh", "aten::sigmoid", "aten::silu", "aten::gelu", "aten::pow",
-                        "aten::relu6", "aten::hardtanh", "aten::clamp", "aten::hardswish", "aten::hardsigmoid"}) {
+                        "aten::relu6", "aten::hardtanh", "aten::clamp", "aten::clamp_min", "aten::clamp_max",
+                        "aten::hardswish", "aten::hardsigmoid", "aten::sin", "aten::cos", "aten::erf", "aten::abs",
+                        "aten::ceil", "aten::floor", "aten::round", "aten::trunc"}) {
     std::string name = n;
     m[name] = [name](GradContext& c) { unary(c, name); };
   }
   m["aten::add"] = [](GradContext& c) { add_sub(c, 1.0); };
   m["aten::sub"] = [](GradContext& c) { add_sub(c, -1.0); };
+  m["aten::rsub"] = [](GradContext& c) {  // other - alpha * self
+    double alpha = c.has_arg(2) ? number(c.value(2)) : 1.0;
+    if (c.needs(0)) add_broadcast(c, 0, c.emit("aten::mul", {c.grad(), -alpha}));
+    if (c.needs(1)) add_broadcast(c, 1, c.grad());
+  };
+  // maximum/minimum: the gradient goes to the larger (smaller) argument, split evenly on ties.
+  for (const char* n : {"aten::maximum", "aten::minimum"}) {
+    bool max = std::string(n) == "aten::maximum";
+    m[n] = [max](GradContext& c) {
+      Val half = c.emit("aten::where", {c.emit("aten::eq", {c.arg(0), c.arg(1)}), c.emit("aten::div", {c.grad(), 2.0}), c.grad()});
+      if (c.needs(0)) add_broadcast(c, 0, c.emit("aten::masked_fill", {half, c.emit(max ? "aten::lt" : "aten::gt", {c.arg(0), c.arg(1)}), 0.0}));
+      if (c.needs(1)) add_broadcast(c, 1, c.emit("aten::masked_fill", {half, c.emit(max ? "aten::gt" : "aten::lt", {c.arg(0), c.arg(1)}), 0.0}));
+    };
+  }
   m["aten::mul"] = mul;
   m["aten::div"] = div;
   m["aten::matmul"] = matmul;
@@ -330,7 +355,7 @@ std::map<std::string, DerivativeRule> make_table() {
   m["aten::sum"] = [](GradContext& c) { sum_mean(c, false); };
   m["aten::mean"] = [](GradContext& c) { sum_mean(c, true); };
   for (const char* n : {"aten::view", "aten::reshape", "aten::flatten", "aten::unsqueeze", "aten::squeeze",
-                        "aten::view_as", "aten::reshape_as"}) {
+                        "aten::view_as", "aten::reshape_as", "aten::unflatten"}) {
     m[n] = view_like;
   }
   for (const char* n : {"aten::contiguous", "aten::clone"}) m[n] = [](GradContext& c) { c.add(0, c.grad()); };
@@ -349,6 +374,13 @@ std::map<std::string, DerivativeRule> make_table() {
     c.add(0, c.emit("aten::select_backward", {c.grad(), c.sizes(0), c.arg(1), c.arg(2)}));
   };
   m["aten::slice"] = slice;
+  m["aten::narrow"] = [](GradContext& c) {
+    std::vector<int64_t> in = c.sizes(0);
+    int64_t dim = wrap_dim(c.value(1).toInt(), static_cast<int64_t>(in.size()));
+    int64_t start = c.value(2).toInt();
+    if (start < 0) start += in[static_cast<size_t>(dim)];
+    c.add(0, c.emit("aten::slice_backward", {c.grad(), in, dim, start, start + c.value(3).toInt(), 1}));
+  };
   m["aten::split"] = [](GradContext& c) { split(c, c.has_arg(2) ? c.value(2).toInt() : 0); };
   m["aten::split_with_sizes"] = m["aten::split"];
   m["aten::cat"] = cat;

@@ -130,6 +130,53 @@ TEST(FuzzRandomGraphs, AShardRunsTheSameCasesAsTheWholeRun) {
   EXPECT_EQ(shard_log.str().find("case 0 "), std::string::npos) << shard_log.str();
 }
 
+// ---- gradients through the compiled training graphs (fuzz_graphs --backward) ------------------
+
+FuzzSummary short_gradient_run(uint64_t seed, int cases) {
+  use_private_kernel_cache();
+  FuzzOptions options;
+  options.seed = seed;
+  options.cases = cases;
+  options.gradients = true;
+  options.log = &std::cout;
+  options.generator.known_bug_patterns = false;
+  FuzzSummary s = run_fuzz(options);
+  std::cout << summary_line(s) << "\n" << coverage_text(s);
+  return s;
+}
+
+TEST(FuzzGradients, RandomGraphsHaveEagerGradients) {
+  FuzzSummary s = short_gradient_run(20261125, 60);
+  EXPECT_EQ(s.mismatches, 0) << (s.failures.empty() ? "" : s.failures.front());
+  EXPECT_EQ(s.errors, 0) << (s.failures.empty() ? "" : s.failures.front());
+  // Eager autograd itself rejects a few random programs (an in-place op on a value its backward
+  // saved); those are invalid, not failures.
+  EXPECT_LE(s.invalid, s.cases / 20);
+  // Graphs whose ops all have derivative rules run a compiled backward; the rest fall back to
+  // LibTorch and pass trivially, so the run must reach enough of the former to mean something.
+  EXPECT_GE(s.backward_cases, s.cases / 2) << summary_line(s) << "\n" << coverage_text(s);
+  EXPECT_GE(s.calls, s.cases);
+}
+
+TEST(FuzzGradients, ReportsAPerturbedGradient) {
+  use_private_kernel_cache();
+  FuzzCase c = targeted("gradient", "def forward(self, x0):\n    return torch.tanh(x0 * self.p0) + x0\n", {f32({4, 8})},
+                        {param("p0", f32({4, 8}))});
+  static tcprof::testing::TempDir work;
+  CheckOptions options;
+  options.work_dir = work.path().string();
+  options.gradients = true;
+  CaseOutcome clean = check_case(c, options);
+  ASSERT_EQ(clean.status, Status::Pass) << clean.report;
+  EXPECT_EQ(clean.compiled_backwards, 1) << clean.report;
+  EXPECT_EQ(clean.calls, 2);  // the first call captures; the next two are compared
+  options.perturb_compiled_output = true;
+  CaseOutcome out = check_case(c, options);
+  EXPECT_EQ(out.status, Status::Mismatch);
+  EXPECT_NE(out.report.find("gradient"), std::string::npos) << out.report;
+  EXPECT_NE(out.report.find("def forward"), std::string::npos) << "the report shows the source";
+}
+
 // ---- the checker can fail ---------------------------------------------------------------------
 
 TEST(FuzzChecker, ReportsAPerturbedCompiledResult) {

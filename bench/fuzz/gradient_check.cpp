@@ -1,0 +1,214 @@
+// The gradient check (fuzz_graphs --backward): the case's module with every float parameter and
+// input requiring grad, run compiled (the cpp backend's training graphs, compiler/autodiff) and
+// eagerly, and the gradients of one random scalar loss, sum(out * w) over the float outputs,
+// compared as outputs are (differential_check.h: the same tolerance, and LibTorch autograd in
+// f64 as the oracle). A graph the compiled backward does not cover runs through LibTorch and
+// passes trivially; the summary counts why (fallback_ops "no_backward(...)").
+#include <atomic>
+#include <filesystem>
+
+#include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
+#include <fmt/format.h>
+#include <torch/csrc/autograd/variable.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
+
+#include "bench/fuzz/case_module.h"
+#include "bench/fuzz/differential_check.h"
+
+namespace tcprof::fuzz {
+namespace {
+
+std::vector<at::Tensor> trainable(const LoadedModel& m) {
+  std::vector<at::Tensor> out;
+  for (auto p : m.module.parameters()) {
+    if (!p.is_floating_point()) continue;
+    p.set_requires_grad(true);
+    p.mutable_grad() = at::Tensor();
+    out.push_back(p);
+  }
+  return out;
+}
+
+void float_outputs(const c10::IValue& v, std::vector<at::Tensor>& out) {
+  if (v.isTensor() && v.toTensor().is_floating_point()) out.push_back(v.toTensor());
+  if (v.isTuple()) {
+    for (const auto& e : v.toTupleRef().elements()) float_outputs(e, out);
+  }
+  if (v.isList()) {
+    for (const auto& e : v.toListRef()) float_outputs(e, out);
+  }
+}
+
+// sum(out_i * w_i): the same weights (drawn in f64 from `seed`) for every run of a call.
+at::Tensor loss_of(const c10::IValue& result, uint64_t seed) {
+  std::vector<at::Tensor> outs;
+  float_outputs(result, outs);
+  at::Tensor loss;
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  for (const auto& o : outs) {
+    at::Tensor w = at::randn(o.sizes(), gen, at::TensorOptions().dtype(at::kDouble)).to(o.scalar_type());
+    if (!o.requires_grad()) continue;
+    at::Tensor term = (o * w).sum();
+    loss = loss.defined() ? loss + term : term;
+  }
+  return loss;
+}
+
+bool all_finite(const c10::IValue& result) {
+  std::vector<at::Tensor> outs;
+  float_outputs(result, outs);
+  for (const auto& o : outs) {
+    if (!o.isfinite().all().item<bool>()) return false;
+  }
+  return true;
+}
+
+// Every gradient of one run: the parameters', then the float inputs'; zeros where autograd
+// left none (nothing reached it).
+std::vector<at::Tensor> gradients(const std::vector<at::Tensor>& params, const std::vector<c10::IValue>& inputs) {
+  std::vector<at::Tensor> g;
+  auto take = [&](const at::Tensor& t) { g.push_back(t.grad().defined() ? t.grad().clone() : at::zeros_like(t)); };
+  for (const auto& p : params) take(p);
+  for (const auto& v : inputs) {
+    if (v.toTensor().requires_grad()) take(v.toTensor());
+  }
+  return g;
+}
+
+std::vector<c10::IValue> requiring_grad(std::vector<c10::IValue> inputs, bool f64) {
+  for (auto& v : inputs) {
+    at::Tensor t = v.toTensor();
+    if (!t.is_floating_point()) continue;
+    v = (f64 ? t.to(at::kDouble) : t).detach().requires_grad_(true);
+  }
+  return inputs;
+}
+
+void clear_grads(const std::vector<at::Tensor>& params) {
+  for (auto p : params) p.mutable_grad() = at::Tensor();
+}
+
+// Why graphs of the compiled module run their backward through LibTorch, as one word for the
+// summary's coverage (the serialised outcome separates entries by spaces):
+// no_backward(no_rule:aten::atan), no_backward(in_place:aten::relu_), no_backward(dynamic_shapes).
+std::string eager_backward_reason(const std::string& message) {
+  auto op_after = [&](const std::string& marker) {
+    size_t at = message.find(marker);
+    if (at == std::string::npos) return std::string();
+    at += marker.size();
+    return message.substr(at, message.find(' ', at) - at);
+  };
+  if (std::string op = op_after("no derivative rule for "); !op.empty()) return "no_backward(no_rule:" + op + ")";
+  if (std::string op = op_after("in-place "); !op.empty()) return "no_backward(in_place:" + op + ")";
+  if (message.find("dynamic shapes") != std::string::npos) return "no_backward(dynamic_shapes)";
+  if (std::string op = op_after("cover it: "); !op.empty()) return "no_backward(unsupported:" + op + ")";
+  return "no_backward(other)";
+}
+
+void count_backwards(const CompiledModule& m, CaseOutcome& out) {
+  for (const auto& frame : m.frames()) {
+    for (const auto& entry : frame->entries) {
+      out.compiled_backwards += entry->compiled->report().training.has_value();
+      for (const auto& h : entry->compiled->report().hints) {
+        if (h.kind == "autograd") ++out.fallback_ops[eager_backward_reason(h.message)];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+CaseOutcome check_case_gradients(const FuzzCase& c, const CheckOptions& options) {
+  static std::atomic<int64_t> serial{0};
+  CaseOutcome out;
+  at::AutoGradMode grad(true);
+  torch::jit::setGraphExecutorOptimize(false);  // the reference is LibTorch's autograd op by op
+  const std::string archive = fmt::format("{}/grad-case-{}-{}.pt", options.work_dir, c.seed, serial++);
+  auto finish = [&](CaseOutcome::Status status, const std::string& problem, const CompiledModule* compiled) {
+    out.status = status;
+    if (compiled) {
+      count_program(*compiled, out);
+      count_backwards(*compiled, out);
+    }
+    if (status != CaseOutcome::Status::Pass) {
+      out.report = fmt::format("{} (gradients): {}\n", status_name(status), problem);
+      if (c.name.empty()) out.report += fmt::format("reproduce: fuzz_graphs --backward --case {}\n", c.seed);
+      out.report += describe_case(c);
+      if (compiled) out.report += describe_program(*compiled);
+    }
+    std::error_code ec;
+    if (status != CaseOutcome::Status::Pass && options.keep_failed_archive) out.archive = archive;
+    else std::filesystem::remove(archive, ec);
+    return out;
+  };
+  try {
+    save_module(c, archive);
+  } catch (const std::exception& e) {
+    return finish(CaseOutcome::Status::Invalid, fmt::format("TorchScript rejects the module: {}", e.what()), nullptr);
+  }
+  LoadedModel model = load_model(archive), reference = load_model(archive), oracle = load_oracle(archive);
+  std::vector<at::Tensor> compiled_params = trainable(model), eager_params = trainable(reference),
+                          oracle_params = trainable(oracle);
+  CompileOptions compile;
+  compile.backend = "cpp";
+  compile.strict = true;
+  compile.fullgraph = true;
+  CompiledModule compiled(model, compile, nullptr);
+  CompiledModule eager(reference, compile, nullptr);
+  for (uint64_t k = 0; k < 3; ++k) {  // the first call captures: its result is the capture's own
+    const std::string where = fmt::format("call {}\n", k);
+    const uint64_t weights_seed = c.seed * 31 + k;
+    clear_grads(eager_params);
+    std::vector<c10::IValue> eager_in = requiring_grad(make_inputs(c, -1, k), false);
+    at::Tensor eager_loss;
+    c10::IValue eager_out;
+    try {
+      eager_out = eager.call_eager(eager_in);
+      eager_loss = loss_of(eager_out, weights_seed);
+      if (!eager_loss.defined()) return finish(CaseOutcome::Status::Pass, "", &compiled);  // nothing to differentiate
+      eager_loss.backward();
+    } catch (const std::exception& e) {
+      return finish(CaseOutcome::Status::Invalid, fmt::format("eager fails on {}{}", where, e.what()), &compiled);
+    }
+    clear_grads(compiled_params);
+    std::vector<c10::IValue> compiled_in = requiring_grad(make_inputs(c, -1, k), false);
+    try {
+      at::Tensor loss = loss_of(compiled.call(compiled_in), weights_seed);
+      if (!loss.defined()) return finish(CaseOutcome::Status::Mismatch, where + "the compiled outputs need no gradient", &compiled);
+      loss.backward();
+    } catch (const std::exception& e) {
+      return finish(CaseOutcome::Status::Error, fmt::format("compiled module fails on {}{}", where, e.what()), &compiled);
+    }
+    // Gradients through an infinity or a NaN are NaN or arbitrary in both: nothing to compare.
+    if (k == 0 || !all_finite(eager_out)) continue;
+    std::optional<c10::IValue> oracle_grads;
+    try {
+      DefaultDtypeDouble f64_defaults;
+      clear_grads(oracle_params);
+      std::vector<c10::IValue> oracle_in = requiring_grad(make_inputs(c, -1, k), true);
+      at::Tensor loss = loss_of(oracle.module.forward(oracle_in), weights_seed);
+      loss.backward();
+      std::vector<at::Tensor> g = gradients(oracle_params, oracle_in);
+      oracle_grads = c10::ivalue::Tuple::create(std::vector<c10::IValue>(g.begin(), g.end()));
+    } catch (const std::exception&) {
+      oracle_grads.reset();  // f64 changes a promotion the source relies on: elementwise only
+    }
+    auto as_tuple = [](const std::vector<at::Tensor>& g) {
+      return c10::ivalue::Tuple::create(std::vector<c10::IValue>(g.begin(), g.end()));
+    };
+    std::vector<at::Tensor> compiled_grads = gradients(compiled_params, compiled_in);
+    if (options.perturb_compiled_output && k == 2 && !compiled_grads.empty() && compiled_grads[0].numel() > 0) {
+      compiled_grads[0].view(-1)[0] += 1e-2 * (1 + compiled_grads[0].abs().max());  // tests: must be reported
+    }
+    Comparison cmp = compare_values(as_tuple(compiled_grads),
+                                    as_tuple(gradients(eager_params, eager_in)), oracle_grads ? &*oracle_grads : nullptr,
+                                    options.tol);
+    if (!cmp.ok) return finish(CaseOutcome::Status::Mismatch, where + "gradient " + cmp.problem, &compiled);
+    if (cmp.oracle_used) ++out.oracle_used;
+    ++out.calls;
+  }
+  return finish(CaseOutcome::Status::Pass, "", &compiled);
+}
+
+}  // namespace tcprof::fuzz
