@@ -202,6 +202,11 @@ std::optional<JointGraph> build_joint_graph(const CapturedGraph& g, const std::v
       for_each_slot(a, [&](int s) { any = any || requires[static_cast<size_t>(s)]; });
     }
     if (!any || is_non_differentiable(op.name)) continue;
+    // An in-place op the functionalize pass had to keep (its target is read afterwards, or is an
+    // output) changes a value other ops' gradients were derived from: not differentiated here.
+    if (!op.name.empty() && op.name.back() == '_') {
+      return *why_not = fmt::format("in-place {} on a value that needs a gradient", where(op)), std::nullopt;
+    }
     for (int s : op.outputs) requires[static_cast<size_t>(s)] = carries_gradient(examples[static_cast<size_t>(s)]);
   }
   JointGraph joint;
