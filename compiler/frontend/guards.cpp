@@ -22,6 +22,7 @@ std::string_view guard_kind_name(GuardKind kind) {
     case GuardKind::Attribute: return "attribute";
     case GuardKind::GradMode: return "grad_mode";
     case GuardKind::SameTensor: return "aliasing";
+    case GuardKind::ParamRequiresGrad: return "requires_grad";
   }
   return "?";
 }
@@ -71,6 +72,10 @@ bool GuardSet::holds(const Guard& g, const std::vector<c10::IValue>& inputs) con
       return now.isSameIdentity(g.attr_value);
     }
     case GuardKind::GradMode: return at::GradMode::is_enabled() == (g.expected != 0);
+    case GuardKind::ParamRequiresGrad: {
+      const c10::IValue& now = g.object->getSlot(g.attr_slot);
+      return now.isTensor() && now.toTensor().requires_grad() == (g.expected != 0);
+    }
     case GuardKind::SameTensor:
       return in->toTensor().is_same(inputs[static_cast<size_t>(g.dim)].toTensor()) == (g.expected != 0);
   }
@@ -184,6 +189,12 @@ GuardFailure GuardSet::explain_failure(const std::vector<c10::IValue>& inputs,
         f.expected = g.expected ? "same tensor" : "different tensors";
         f.actual = g.expected ? "different tensors" : "same tensor";
         f.message = fmt::format("aliasing changed: {}: expected {}, actual {}", g.text, f.expected, f.actual);
+        break;
+      case GuardKind::ParamRequiresGrad:
+        f.expected = g.expected ? "True" : "False";
+        f.actual = g.expected ? "False" : "True";
+        f.message = fmt::format("parameter '{}' requires_grad changed: expected {}, actual {}",
+                                g.text.substr(0, g.text.find(".requires_grad")), f.expected, f.actual);
         break;
       case GuardKind::GradMode:
         f.expected = g.expected ? "enabled" : "disabled";

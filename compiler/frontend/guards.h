@@ -20,6 +20,9 @@ enum class GuardKind : uint8_t {
   Attribute,                                                         // a module attribute read
   GradMode,
   SameTensor,  // inputs `input` and `dim` are (expected = 1) or are not the same tensor
+  // A module tensor (a parameter) read as a constant under grad mode still has requires_grad ==
+  // expected: freezing or unfreezing it changes which gradients the training graph computes.
+  ParamRequiresGrad,
 };
 
 struct Guard {
@@ -30,7 +33,7 @@ struct Guard {
   double expected_float = 0;
   SymExprPtr expr;       // ShapeExpr
   SymProgram program;
-  // Attribute: the object holding it and the slot, read on every call.
+  // Attribute, ParamRequiresGrad: the object holding it and the slot, read on every call.
   c10::intrusive_ptr<c10::ivalue::Object> object;
   size_t attr_slot = 0;
   c10::IValue attr_value;

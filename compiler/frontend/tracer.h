@@ -74,6 +74,8 @@ class Tracer {
   c10::IValue value_of(const VarPtr& var) const;
   void add_decision_guard(const VarPtr& cond, bool taken, const torch::jit::Node* node);
   void specialize(const VarPtr& var, const torch::jit::Node* node);
+  void guard_param_requires_grad(const c10::intrusive_ptr<c10::ivalue::Object>& object, const std::string& name,
+                                 const at::Tensor& value, const std::string& path, const torch::jit::Node* node);
   std::vector<std::string> input_names() const;
 
   Program& program_;

@@ -3,6 +3,7 @@
 // graph breaks, and tensor ops recorded into the graph.
 #include <algorithm>
 
+#include <ATen/core/grad_mode.h>
 #include <fmt/format.h>
 
 #include <torch/csrc/jit/ir/ir.h>
@@ -95,6 +96,28 @@ void Tracer::add_decision_guard(const VarPtr& cond, bool taken, const Node* node
   g.implied = !cond->expr->dynamic;
   g.text = text;
   g.loc = locate(node);
+  out_.guards.add(std::move(g));
+}
+
+// Under grad mode a captured graph's gradients depend on which module tensors require grad (the
+// training graph lifts exactly those to inputs): freezing or unfreezing one must recompile, as
+// Dynamo's guards on parameters do. Without grad mode the GradMode guard already covers it.
+void Tracer::guard_param_requires_grad(const c10::intrusive_ptr<c10::ivalue::Object>& object, const std::string& name,
+                                       const at::Tensor& value, const std::string& path, const Node* node) {
+  if (!at::GradMode::is_enabled() || !value.defined() || !value.is_floating_point()) return;
+  Guard g;
+  g.kind = GuardKind::ParamRequiresGrad;
+  g.object = object;
+  g.attr_slot = object->type()->getAttributeSlot(name);
+  g.expected = value.requires_grad();
+  g.text = fmt::format("self.{}.requires_grad == {}", path, value.requires_grad() ? "True" : "False");
+  for (const auto& existing : out_.guards.guards()) {
+    if (existing.kind == GuardKind::ParamRequiresGrad && existing.text == g.text) return;
+  }
+  g.loc = locate(node);
+  for (size_t u = 0; u < node->output()->uses().size() && !g.loc.known(); ++u) {
+    g.loc = locate(node->output()->uses()[u].user);
+  }
   out_.guards.add(std::move(g));
 }
 
@@ -585,6 +608,7 @@ Tracer::Step Tracer::step(MachineState& state, const Node* node) {
       c10::IValue v = object->getAttr(name);
       std::string path = obj->module_path.empty() ? name : obj->module_path + "." + name;
       if (v.isObject() || v.isTensor() || v.isNone() || v.isString() || eager_) {
+        if (v.isTensor() && !eager_) guard_param_requires_grad(object, name, v.toTensor(), path, node);
         env(state, node->output()) = Var::constant(v, path);
       } else {
         // A module flag such as `training`: guarded, and handed on as a value (not baked into

@@ -125,6 +125,13 @@ const std::vector<RuleCase>& rule_cases() {
       {"pointwise_2", {{"w", {3, 7}}}, {{3, 7}},
        "def forward(self, x):\n  y = x * self.w\n  p = y * y + 1.0\n"
        "  return torch.log(p) + torch.sqrt(p) + torch.rsqrt(p) + torch.reciprocal(p) + torch.pow(y, 3) + y.neg()\n"},
+      {"pointwise_3", {{"w", {3, 7}}, {"v", {7}}}, {{3, 7}},
+       "def forward(self, x):\n  y = x * self.w * 2.0\n  t = torch.round(y)\n"
+       "  a = torch.sin(y) + torch.cos(y) + torch.erf(y) + torch.abs(y) * torch.abs(t) + torch.ceil(y) + torch.floor(y) + t"
+       " + torch.trunc(y)\n"
+       "  b = torch.clamp_min(y, -0.5) + torch.clamp_max(y, 0.5) + torch.maximum(y, self.v) + torch.minimum(self.v, t)"
+       " + torch.maximum(t, t * 1.0)\n"
+       "  return a + b + torch.rsub(y, 2.0) + torch.rsub(y, 1.5, 3.0)\n"},
       {"gelu", {{"w", {6, 9}}}, {{6, 9}},
        "def forward(self, x):\n  y = x * self.w * 3.0\n"
        "  return torch.gelu(y) + torch.gelu(y, approximate='tanh')\n"},
@@ -152,7 +159,7 @@ const std::vector<RuleCase>& rule_cases() {
       {"views", {{"w", {2, 3, 4}}}, {{2, 3, 4}},
        "def forward(self, x):\n  y = x * self.w\n  a = y.view(6, 4).t().reshape(4, 3, 2).permute(2, 0, 1).contiguous()\n"
        "  b = y.flatten(1).unsqueeze(0).squeeze(0).transpose(0, 1)\n"
-       "  c = y.view_as(x) + y.reshape_as(x).clone()\n"
+       "  c = y.view_as(x) + y.reshape_as(x).clone() + y.flatten(1).unflatten(1, [3, 4]) + y.narrow(2, -3, 2).sum()\n"
        "  return a.sum(0).sum(0) * 2.0 + b.sum(1).sum() + c.sum() + y[1].sum() + y[:, 1:3, ::2].sum(0).sum(0).sum()\n"},
       {"expand_split_cat", {{"w", {3, 1}}}, {{3, 6}},
        "def forward(self, x):\n  e = self.w.expand(3, 6) + self.w.expand_as(x)\n  q, k, v = (x * e).split(2, dim=1)\n"
@@ -275,6 +282,45 @@ TEST(CompiledTraining, AnOpWithoutARuleRunsEagerlyAndTheHintNamesIt) {
   EXPECT_EQ(r.hints[0].kind, "autograd");
   EXPECT_NE(r.hints[0].message.find("no derivative rule for aten::atan at <string>:2"), std::string::npos)
       << r.hints[0].message;
+}
+
+// Fine-tuning freezes and unfreezes parameters between steps: the training graph lifted exactly
+// the parameters that required grad, so a change recompiles (a requires_grad guard on the module
+// tensor, with its own failure message) and the unfrozen parameter gets its gradient.
+TEST(CompiledTraining, UnfreezingAParameterRecompilesAndItGetsItsGradient) {
+  at::AutoGradMode grad(true);
+  TempDir dir;
+  RuleCase c{"freeze", {{"w", {3, 4}}, {"b", {4}}}, {}, "def forward(self, x):\n  return torch.tanh(x * self.w + self.b)\n"};
+  CompileOptions o;
+  o.backend = "cpp";
+  o.strict = true;
+  CompiledModule m(module_for(c, dir), o, nullptr);
+  at::Tensor w = m.model().module.attr("w").toTensor(), b = m.model().module.attr("b").toTensor();
+  w.set_requires_grad(false);  // frozen at the first compile
+  auto in = testing::inputs_for({"f64[3,4]"});
+  m.call(in);
+  m.call(in).toTensor().sum().backward();
+  EXPECT_FALSE(w.grad().defined());
+  ASSERT_TRUE(b.grad().defined());
+  w.set_requires_grad(true);
+  b.mutable_grad() = at::Tensor();
+  m.call(in);  // recompiles; this call answers from its capture, the compiled graphs from the next
+  ASSERT_EQ(m.frames()[0]->entries.size(), 2u) << "unfreezing w must recompile";
+  at::Tensor out = m.call(in).toTensor();
+  EXPECT_EQ(out.grad_fn()->name(), "tcprof::CompiledBackward");
+  out.sum().backward();
+  ASSERT_TRUE(w.grad().defined()) << "the unfrozen parameter got no gradient";
+  at::Tensor x = in[0].toTensor(), t = at::tanh(x * w + b);
+  at::Tensor dz = (1 - t * t).detach();
+  EXPECT_TRUE(at::allclose(w.grad(), dz * x));
+  bool message = false;
+  for (const auto& g : m.frames()[0]->entries[0]->guards.guards()) {
+    if (g.kind != GuardKind::ParamRequiresGrad || g.text != "self.w.requires_grad == False") continue;
+    GuardFailure f = m.frames()[0]->entries[0]->guards.explain_failure(in, {"x"});
+    message = f.message.find("parameter 'self.w' requires_grad changed: expected False, actual True") != std::string::npos;
+    EXPECT_TRUE(message) << f.message;
+  }
+  EXPECT_TRUE(message) << "no requires_grad guard on self.w";
 }
 
 }  // namespace
