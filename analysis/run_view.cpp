@@ -53,6 +53,7 @@ RunView view_run(const RunReader& reader, Id run_id) {
   std::unordered_map<Id, Id> compile_frame;
   for (const auto& c : reader.compiles(run_id)) compile_frame[c.id] = c.frame_id;
   for (const auto& g : reader.graphs(run_id)) {
+    if (!g.captured()) continue;  // a training compile's forward and backward are one graph
     if (FrameView* f = find(compile_frame[g.compile_id])) ++f->graphs;
   }
   for (auto& r : recompiles_with_failures(reader, run_id)) {

@@ -63,12 +63,21 @@ json explain_json(const CompiledModule& m, const ModelSession& s) {
       const CompileReport& r = entry->compiled->report();
       json hints = json::array();
       for (const auto& h : r.hints) hints.push_back({{"kind", h.kind}, {"op", h.op}, {"message", h.message}, {"file", h.loc.file}, {"line", h.loc.line}});
+      json training = nullptr;
+      if (r.training) {
+        const TrainingReport& t = *r.training;
+        training = {{"saved_bytes", t.saved_bytes}, {"saved_inputs", t.saved_inputs},
+                    {"saved_activations", t.saved_activations}, {"recomputed_ops", t.recomputed},
+                    {"backward_ops", t.backward_ops}, {"gradients", t.gradients},
+                    {"forward_kernels", t.forward_kernels}, {"backward_kernels", t.backward_kernels}};
+      }
       graphs.push_back({{"id", entry->compile_label}, {"frame", frame->name},
                         {"op_count", entry->graph.op_count()}, {"ops", ops},
                         {"kernels", r.kernels + r.window_kernels}, {"unique_kernels", r.unique_kernels},
                         {"fused_ops", r.fused_ops}, {"kernel_groups", r.kernel_groups},
                         {"extern_calls", r.extern_calls}, {"fallback_calls", r.fallback_calls},
-                        {"compile_failed", r.compile_failed}, {"cache_hit", r.cache_hit}, {"perf_hints", hints}});
+                        {"compile_failed", r.compile_failed}, {"cache_hit", r.cache_hit}, {"perf_hints", hints},
+                        {"training", training}});
       for (const auto& g : entry->guards.guards()) {
         guards.push_back({{"kind", guard_kind_name(g.kind)}, {"expr", g.text}, {"file", g.loc.file},
                           {"line", g.loc.line}, {"graph", entry->compile_label}});
@@ -104,6 +113,24 @@ std::string op_summary(const CapturedGraph& g) {
   std::sort(sorted.begin(), sorted.end());
   std::string s;
   for (const auto& [n, name] : sorted) s += fmt::format("{}{} x{}", s.empty() ? "" : ", ", name, -n);
+  return s;
+}
+
+// A training graph's partition (explain --grad): what the backward keeps from the forward, what it
+// computes again, and each pass's kernels.
+std::string training_text(const TrainingReport& t) {
+  std::map<std::string, int> counts;
+  for (const auto& op : t.recomputed) ++counts[op.substr(op.find("::") + 2)];
+  std::string recomputed;
+  for (const auto& [op, n] : counts) recomputed += fmt::format("{}{} x{}", recomputed.empty() ? "" : ", ", op, n);
+  std::string s = fmt::format("        training: forward {} · backward {}, {} ops · {}\n",
+                              text::plural(t.forward_kernels, "kernel", "kernels"),
+                              text::plural(t.backward_kernels, "kernel", "kernels"), t.backward_ops,
+                              text::plural(t.gradients, "gradient", "gradients"));
+  s += text::wrap("        saved for backward: ",
+                  fmt::format("{} activations ({}) and {} inputs or parameters", t.saved_activations,
+                              text::bytes(t.saved_bytes), t.saved_inputs));
+  s += text::wrap("        recomputed in backward: ", recomputed.empty() ? std::string("nothing") : recomputed);
   return s;
 }
 
@@ -156,6 +183,7 @@ std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const
         fmt::format_to(w, "        {} ({} unique) · {} ops fused · {} extern · {} fallback\n",
                        text::plural(r.kernels + r.window_kernels, "kernel", "kernels"), r.unique_kernels, r.fused_ops,
                        r.extern_calls, r.fallback_calls);
+        if (r.training) fmt::format_to(w, "{}", training_text(*r.training));
         // Fusions (multi-op groups), once per op list with how many kernels have it.
         std::vector<std::pair<std::string, int>> fusions;
         for (const auto& g : r.kernel_groups) {

@@ -50,7 +50,8 @@ void add_model_options(CLI::App* cmd, ModelOptions& o, bool compile_flags) {
       ->capture_default_str();
   cmd->add_flag("--strict", o.strict, "cpp: exit 1 when a graph fails to compile instead of running it eagerly");
   cmd->add_flag("--grad", o.grad,
-                "Run with autograd on (graphs whose parameters require grad then run eagerly); default: inference");
+                "Run with autograd on: graphs whose parameters require grad compile a forward and a backward graph "
+                "(explain shows what the backward saves and recomputes); default: inference");
   cmd->add_option("--profile", o.profile,
                   "Kernel timing: off, summary (aggregates per call, cheap) or full (every launch)")
       ->capture_default_str();

@@ -112,7 +112,11 @@ RunCounts RunReader::counts(Id run_id) const {
   RunCounts s;
   s.frames = count_of(db, "SELECT count(*) FROM frames WHERE run_id=?", run_id);
   s.compiles = count_of(db, "SELECT count(*) FROM compiles WHERE run_id=?", run_id);
-  s.graphs = count_of(db, "SELECT count(*) FROM graphs WHERE run_id=?", run_id);
+  // GraphRow::captured(): graphs compiled from a captured one (training's forward and backward)
+  // do not count again.
+  s.graphs = count_of(db, schema_version_ >= 3 ? "SELECT count(*) FROM graphs WHERE run_id=? AND kind IN ('captured','dynamo')"
+                                                : "SELECT count(*) FROM graphs WHERE run_id=?",
+                      run_id);
   s.graph_breaks = count_of(db, "SELECT count(*) FROM graph_breaks WHERE run_id=?", run_id);
   s.guards = count_of(db, "SELECT count(*) FROM guards WHERE run_id=?", run_id);
   s.guard_failures = count_of(db, "SELECT count(*) FROM guard_failures WHERE run_id=?", run_id);

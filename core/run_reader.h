@@ -74,6 +74,10 @@ struct GraphRow {
   int op_count = 0;
   std::string ir, code;
   std::string kind = "captured", fx_key;
+  // A graph as Dynamo captures it (tcprof's own, or an imported Dynamo graph), as opposed to the
+  // graphs compiled from it (aot_forward, aot_backward, inductor_post_grad, ...). Graph counts in
+  // reports and gates count these: one per compile, however it was lowered.
+  bool captured() const { return kind == "captured" || kind == "dynamo"; }
 };
 
 // A user source file recorded with the run (schema 3; none in older files).

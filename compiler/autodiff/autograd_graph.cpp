@@ -81,17 +81,20 @@ class AutogradGraph : public CompiledGraph {
       record = record || edges_of[i].requires_grad();
     }
     record = record && at::GradMode::is_enabled();
+    // Each graph's kernels are attributed to its own row once the store has them (set_part_ids).
+    const int64_t forward_id = part_ids_.size() == 2 ? part_ids_[0] : graph_id;
+    const int64_t backward_id = part_ids_.size() == 2 ? part_ids_[1] : graph_id;
     std::vector<c10::IValue> out;
     {
       at::NoGradGuard no_grad;
-      out = plan_->forward->run(all, graph_id);
+      out = plan_->forward->run(all, forward_id);
     }
     std::vector<c10::IValue> saved;
     size_t next_output = g.graph_outputs;
     for (int input : g.saved_inputs) saved.push_back(input >= 0 ? all[static_cast<size_t>(input)] : out[next_output++]);
     out.resize(g.graph_outputs);
     if (!record) return out;
-    auto node = std::make_shared<CompiledBackward>(plan_, std::move(saved), graph_id);
+    auto node = std::make_shared<CompiledBackward>(plan_, std::move(saved), backward_id);
     node->set_next_edges(torch::autograd::collect_next_edges(edges_of));
     for (int k : g.grad_outputs) {
       at::Tensor t = out[static_cast<size_t>(k)].toTensor();

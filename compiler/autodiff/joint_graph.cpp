@@ -261,6 +261,57 @@ std::optional<JointGraph> build_joint_graph(const CapturedGraph& g, const std::v
   return joint;
 }
 
+// Pointwise ops cheap enough to run again in the backward instead of keeping their result alive
+// between the passes (AOTAutograd's default partitioner recomputes such chains too).
+bool recomputable(const std::string& name) {
+  static const std::set<std::string> ops = {
+      "aten::relu", "aten::gelu", "aten::silu", "aten::sigmoid", "aten::tanh", "aten::hardswish",
+      "aten::hardsigmoid", "aten::relu6", "aten::hardtanh", "aten::neg", "aten::exp", "aten::add",
+      "aten::sub", "aten::mul", "aten::div", "aten::clamp", "aten::clamp_min", "aten::clamp_max"};
+  return ops.count(name) > 0;
+}
+
+int64_t bytes_of(const c10::IValue& v) { return v.isTensor() ? static_cast<int64_t>(v.toTensor().nbytes()) : 0; }
+
+// The partition rule's second half: a saved activation made by a recomputable op from values the
+// backward has anyway (graph inputs, parameters, other saved values), none larger than it, is
+// recomputed instead of saved. Repeats until nothing changes, so chains go too. Returns the
+// forward ops to run again, in forward order; removes their outputs from `saved`.
+std::vector<size_t> choose_recomputation(const CapturedGraph& fwd, const std::vector<c10::IValue>& examples,
+                                         std::set<int>& saved) {
+  const int n_in = static_cast<int>(fwd.inputs.size());
+  std::map<int, size_t> producer;
+  for (size_t i = 0; i < fwd.ops.size(); ++i) {
+    for (int s : fwd.ops[i].outputs) producer[s] = i;
+  }
+  const std::set<int> outputs(fwd.outputs.begin(), fwd.outputs.end());  // alive after the forward anyway
+  std::set<size_t> chosen;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (int s : std::set<int>(saved)) {
+      auto it = producer.find(s);
+      if (s < n_in || it == producer.end() || outputs.count(s)) continue;
+      const GraphOp& op = fwd.ops[it->second];
+      if (!recomputable(op.name) || op.outputs.size() != 1 || !examples[static_cast<size_t>(s)].isTensor()) continue;
+      bool ok = true;
+      for (const auto& a : op.args) {
+        if (a.kind == Arg::Kind::List || a.kind == Arg::Kind::Sym) ok = false;
+        if (a.kind != Arg::Kind::Slot) continue;
+        const bool available = a.slot < n_in || saved.count(a.slot);
+        ok = ok && available && bytes_of(examples[static_cast<size_t>(a.slot)]) <= bytes_of(examples[static_cast<size_t>(s)]);
+      }
+      if (!ok) continue;
+      saved.erase(s);
+      for (const auto& a : op.args) {
+        if (a.kind == Arg::Kind::Slot) saved.insert(a.slot);
+      }
+      chosen.insert(it->second);
+      changed = true;
+    }
+  }
+  return {chosen.begin(), chosen.end()};
+}
+
 TrainingGraphs partition_joint_graph(JointGraph joint, const std::vector<c10::IValue>& examples) {
   TrainingGraphs t;
   const CapturedGraph& fwd = joint.forward;
@@ -279,6 +330,7 @@ TrainingGraphs partition_joint_graph(JointGraph joint, const std::vector<c10::IV
   for (int s : live) {
     if (s < n_fwd) saved.insert(s);
   }
+  const std::vector<size_t> recompute = choose_recomputation(fwd, examples, saved);
   t.forward = fwd;
   t.graph_outputs = fwd.outputs.size();
   CapturedGraph& b = t.backward;
@@ -316,6 +368,13 @@ TrainingGraphs partition_joint_graph(JointGraph joint, const std::vector<c10::IV
     if (a.kind == Arg::Kind::Slot) a.slot = slot.at(a.slot);
     for (auto& item : a.items) renumber(item);
   };
+  for (size_t i : recompute) {  // first, in forward order: the backward's ops read their results
+    GraphOp op = fwd.ops[i];
+    for (auto& a : op.args) renumber(a);
+    for (int& s : op.outputs) s = slot[s] = b.num_slots++;
+    b.ops.push_back(std::move(op));
+    t.recomputed.push_back(fwd.ops[i].name);
+  }
   for (size_t i = 0; i < joint.backward.ops.size(); ++i) {
     if (!keep[i]) continue;
     GraphOp op = joint.backward.ops[i];
@@ -330,13 +389,26 @@ TrainingGraphs partition_joint_graph(JointGraph joint, const std::vector<c10::IV
   return t;
 }
 
+int TrainingGraphs::saved_activations() const {
+  int n = 0;
+  for (int s : saved_inputs) n += s < 0;
+  return n;
+}
+
+std::string TrainingGraphs::recomputed_text() const {
+  std::map<std::string, int> counts;
+  for (const auto& name : recomputed) ++counts[name];
+  std::string text;
+  for (const auto& [name, n] : counts) text += fmt::format("{}{} x{}", text.empty() ? "" : ", ", name, n);
+  return text.empty() ? "nothing" : text;
+}
+
 std::string TrainingGraphs::summary() const {
-  int saved_activations = 0;
-  for (int s : saved_inputs) saved_activations += s < 0;
+  const int activations = saved_activations();
   return fmt::format("# training: backward graph of {} ops; it saves {} inputs and {} activations ({:.2f} MiB at these "
-                     "shapes); {} gradients\n",
-                     backward.ops.size(), saved_inputs.size() - static_cast<size_t>(saved_activations), saved_activations,
-                     static_cast<double>(saved_bytes) / (1024.0 * 1024.0), grad_inputs.size());
+                     "shapes) and recomputes {}; {} gradients\n",
+                     backward.ops.size(), saved_inputs.size() - static_cast<size_t>(activations), activations,
+                     static_cast<double>(saved_bytes) / (1024.0 * 1024.0), recomputed_text(), grad_inputs.size());
 }
 
 }  // namespace tcprof

@@ -45,13 +45,18 @@ struct TrainingGraphs {
   std::vector<int> grad_outputs;  // per gradient input of the backward: the forward output it belongs to
   std::vector<int> grad_inputs;   // per backward output: the forward input it is the gradient of
   int64_t saved_bytes = 0;        // activations the backward keeps (saved values that are not inputs)
+  std::vector<std::string> recomputed;  // forward ops the backward runs again (op names, in order)
   std::vector<c10::IValue> backward_examples;
-  std::string summary() const;    // one line for the compile report
+  int saved_activations() const;        // saved values that are forward outputs, not inputs
+  std::string recomputed_text() const;  // "aten::gelu x4, aten::mul x1", or "nothing"
+  std::string summary() const;          // one line for the compile report
 };
 
-// The partition rule: the backward saves every forward value its ops read, and recomputes what
-// its rules chose to recompute (layer norm's statistics, max pooling's indices) from saved
-// inputs. `examples` as for build_joint_graph.
+// The partition rule: the backward saves every forward value its ops read, except activations of
+// cheap pointwise ops (activations, arithmetic) whose arguments it has anyway and that are no
+// larger: those it recomputes, chains included. GEMM, convolution and reduction outputs are
+// saved. The rules themselves recompute layer norm's statistics and max pooling's indices from the
+// saved input. `examples` as for build_joint_graph.
 TrainingGraphs partition_joint_graph(JointGraph joint, const std::vector<c10::IValue>& examples);
 
 }  // namespace tcprof

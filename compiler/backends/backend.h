@@ -3,6 +3,7 @@
 // interface.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,26 @@ struct PerfHint {
   SourceLoc loc;
 };
 
+// A graph compiled for training (compiler/autodiff): what the partition decided, for `explain
+// --grad` and the store.
+struct TrainingReport {
+  int64_t saved_bytes = 0;    // activations kept from the forward for the backward
+  int saved_inputs = 0;       // graph inputs and parameters the backward reads
+  int saved_activations = 0;  // forward values it reads
+  std::vector<std::string> recomputed;  // forward ops the backward runs again
+  int backward_ops = 0;
+  int gradients = 0;          // input and parameter gradients it returns
+  int forward_kernels = 0, backward_kernels = 0;
+};
+
+// One of several graphs a compile made (training: the forward and the backward graph), recorded
+// as its own graphs row of the compile with the kind PyTorch's logs give it.
+struct CompiledPart {
+  std::string kind;  // aot_forward | aot_backward
+  int op_count = 0;
+  std::string ir, code;
+};
+
 struct CompileReport {
   std::vector<CompilePhase> phases;
   std::string ir;    // the final IR (loop-level for cpp)
@@ -49,6 +70,8 @@ struct CompileReport {
   bool cache_hit = false;        // the compiled library came from the cache (no compiler ran)
   bool compile_failed = false;   // fell back to eager; `failure` says why
   std::string failure;
+  std::optional<TrainingReport> training;  // set when the graph runs a compiled backward
+  std::vector<CompiledPart> parts;         // empty: the compile is one graph
 };
 
 class CompiledGraph {
@@ -58,9 +81,13 @@ class CompiledGraph {
   // Runs with the frame's inputs; returns the values of graph.outputs. Each kernel launch is
   // timed through the profiler given at compile time, attributed to `graph_id`.
   virtual std::vector<c10::IValue> run(const std::vector<c10::IValue>& inputs, int64_t graph_id = 0) = 0;
+  // The store ids of report().parts' rows, in order: each part's kernels are attributed to its
+  // own row instead of `graph_id`.
+  virtual void set_part_ids(std::vector<int64_t> ids) { part_ids_ = std::move(ids); }
 
  protected:
   CompileReport report_;
+  std::vector<int64_t> part_ids_;
 };
 
 class Backend {

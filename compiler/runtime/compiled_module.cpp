@@ -227,9 +227,24 @@ CacheEntry& CompiledModule::compile(Frame& frame, const std::vector<c10::IValue>
       writer_->record(PerfHintEvent{entry->store_id, h.kind, h.op, h.message, h.loc.file, h.loc.line});
     }
     entry->graph_store_id = writer_->next_id();
-    writer_->record(GraphEvent{entry->graph_store_id, entry->store_id, static_cast<int>(entry->graph.op_count()),
-                               report.ir.empty() ? entry->graph.ir() : report.ir,
-                               report.compile_failed ? report.failure : report.code});
+    if (report.parts.empty()) {
+      writer_->record(GraphEvent{entry->graph_store_id, entry->store_id, static_cast<int>(entry->graph.op_count()),
+                                 report.ir.empty() ? entry->graph.ir() : report.ir,
+                                 report.compile_failed ? report.failure : report.code});
+    } else {
+      // The captured graph, then each graph compiled from it (a training graph's forward and
+      // backward), as PyTorch's logs have a Dynamo graph and its AOT graphs under one compile.
+      writer_->record(GraphEvent{entry->graph_store_id, entry->store_id, static_cast<int>(entry->graph.op_count()),
+                                 entry->graph.ir(), ""});
+      std::vector<int64_t> part_ids;
+      for (const auto& part : report.parts) {
+        part_ids.push_back(writer_->next_id());
+        GraphEvent g{part_ids.back(), entry->store_id, part.op_count, part.ir, part.code};
+        g.kind = part.kind;
+        writer_->record(g);
+      }
+      entry->compiled->set_part_ids(std::move(part_ids));
+    }
     for (const auto& g : entry->guards.guards()) {
       Id id = writer_->next_id();
       entry->guard_store_ids.push_back(id);

@@ -189,6 +189,18 @@ void merge_training_reports(CompileReport& r, const TrainingGraphs& plan, const 
   r.cache_hit = fwd.cache_hit && bwd.cache_hit;
   r.compile_failed = fwd.compile_failed || bwd.compile_failed;
   r.failure = fwd.failure + bwd.failure;
+  TrainingReport t;
+  t.saved_bytes = plan.saved_bytes;
+  t.saved_activations = plan.saved_activations();
+  t.saved_inputs = static_cast<int>(plan.saved_inputs.size()) - t.saved_activations;
+  t.recomputed = plan.recomputed;
+  t.backward_ops = static_cast<int>(plan.backward.ops.size());
+  t.gradients = static_cast<int>(plan.grad_inputs.size());
+  t.forward_kernels = fwd.kernels + fwd.window_kernels;
+  t.backward_kernels = bwd.kernels + bwd.window_kernels;
+  r.training = t;
+  r.parts.push_back({"aot_forward", static_cast<int>(plan.forward.op_count()), fwd.ir, fwd.compile_failed ? fwd.failure : fwd.code});
+  r.parts.push_back({"aot_backward", static_cast<int>(plan.backward.op_count()), bwd.ir, bwd.compile_failed ? bwd.failure : bwd.code});
 }
 
 class CppBackend : public Backend {
