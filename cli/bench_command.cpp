@@ -17,6 +17,7 @@
 #include <torch/cuda.h>
 #include <torch/script.h>
 
+#include "cli/bench_command.h"
 #include "cli/commands.h"
 #include "cli/model_command.h"
 #include "cli/text_format.h"
@@ -29,12 +30,10 @@
 namespace tcprof::cli {
 namespace {
 
-struct BenchOptions {
-  ModelOptions model;
-  int threads = 1;
-  int iters = 30;
-  int warmup = 5;
+// Inference options; the training bench's (--train) are the base's.
+struct BenchOptions : TrainBenchOptions {
   bool torchscript = true;
+  bool train = false;
 };
 
 double median_ms(std::vector<int64_t> samples) {
@@ -42,30 +41,12 @@ double median_ms(std::vector<int64_t> samples) {
   return static_cast<double>(samples[samples.size() / 2]) / 1e6;
 }
 
-// The 1-minute load average (/proc/loadavg), or -1 where there is none. On a 2-core VM a second
-// busy process turns OpenMP barriers into waits for a descheduled core: timings at 2 threads then
-// swing by 20x, so a bench that was not alone says so.
 // One line of a LibTorch error: the exception's own line ("RuntimeError: ...") when the message is
 // a TorchScript traceback, else its first line.
 std::string error_summary(const std::string& what) {
   size_t at = what.rfind("\nRuntimeError: ");
   std::string line = at == std::string::npos ? what : what.substr(at + 1);
   return line.substr(0, line.find('\n'));
-}
-
-double load_average() {
-  std::FILE* f = std::fopen("/proc/loadavg", "r");
-  if (!f) return -1;
-  double load = -1;
-  if (std::fscanf(f, "%lf", &load) != 1) load = -1;
-  std::fclose(f);
-  return load;
-}
-
-// Quiet: nothing else was running before, and during the run the load stayed near what the
-// bench itself adds (its threads).
-bool quiet_machine(double before, double after, int threads) {
-  return before >= 0 && before < 0.5 && after < threads + 0.75;
 }
 
 bool outputs_match(const c10::IValue& a, const c10::IValue& b) {
@@ -85,14 +66,31 @@ bool outputs_match(const c10::IValue& a, const c10::IValue& b) {
   return a.tagKind() == b.tagKind();
 }
 
-// A private, empty kernel cache for the cold-start measurement.
+}  // namespace
+
 std::string temp_cache_dir() {
   std::string templ = (std::filesystem::temp_directory_path() / "tcprof-bench-XXXXXX").string();
   if (!mkdtemp(templ.data())) throw Error(ErrorKind::Internal, "bench: cannot create a temporary cache directory");
   return templ;
 }
 
-}  // namespace
+double load_average() {
+  std::FILE* f = std::fopen("/proc/loadavg", "r");
+  if (!f) return -1;
+  double load = -1;
+  if (std::fscanf(f, "%lf", &load) != 1) load = -1;
+  std::fclose(f);
+  return load;
+}
+
+bool quiet_machine(double before, double after, int threads) {
+  return before >= 0 && before < 0.5 && after < threads + 0.75;
+}
+
+std::string load_line(double before, double after, int threads) {
+  return fmt::format("  load average {:.2f} before, {:.2f} after{}\n", before, after,
+                     quiet_machine(before, after, threads) ? "" : ": the machine was not quiet, so these timings are noisy; rerun alone");
+}
 
 void add_bench_command(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
@@ -104,7 +102,15 @@ void add_bench_command(CLI::App& app) {
   // Builds with NNC's LLVM CPU fusion on (Debian 13's LibTorch 2.6) spend minutes compiling the
   // TorchScript baseline of a big CNN; a user who only wants eager vs tcprof skips it.
   cmd->add_flag("!--no-torchscript", o->torchscript, "Skip TorchScript's optimised executor (its own compile can take minutes)");
+  cmd->add_flag("--train", o->train,
+                "Time a training step (forward, loss, backward, optimizer step) instead of inference; needs --target");
+  cmd->add_option("--target,-t", o->target, "With --train: the target spec, as train's (i64[4,128](0,512), f32[8,10])");
+  cmd->add_option("--loss", o->loss, "With --train: mse | cross_entropy")->capture_default_str();
+  cmd->add_option("--optimizer", o->optimizer, "With --train: sgd | adam")->capture_default_str();
+  cmd->add_option("--lr", o->lr, "With --train: learning rate")->capture_default_str();
   cmd->callback([o] {
+    if (o->train) return run_train_bench(*o);
+    if (!o->target.empty()) throw Error(ErrorKind::Usage, "--target is for a training bench: add --train");
     if (o->threads < 1 || o->iters < 1 || o->warmup < 0) throw Error(ErrorKind::Usage, "--threads and --iters must be at least 1");
     set_intra_op_threads(o->threads);
     ModelSession s = open_model_session(o->model, "bench",
@@ -227,8 +233,7 @@ void add_bench_command(CLI::App& app) {
     std::cout << fmt::format("  {:<26} {:>10.3f}  {:>7.2f}x\n", "tcprof (" + o->model.backend + ")", compiled_ms, speedup);
     std::cout << fmt::format("  compile {:.3f} s cold, {:.3f} s warm · graph breaks {}\n", compile_s, warm_s,
                              compiled.stats().graph_breaks);
-    std::cout << fmt::format("  load average {:.2f} before, {:.2f} after{}\n", load_before, load_after,
-                             quiet ? "" : ": the machine was not quiet, so these timings are noisy; rerun alone");
+    std::cout << load_line(load_before, load_after, o->threads);
   });
 }
 

@@ -16,14 +16,13 @@
 #include <nlohmann/json.hpp>
 #include <torch/csrc/jit/runtime/print_handler.h>
 #include <torch/cuda.h>
-#include <torch/optim.h>
 
 #include "analysis/statistics.h"
 #include "cli/commands.h"
 #include "cli/model_command.h"
 #include "cli/progress.h"
 #include "cli/text_format.h"
-#include "compiler/optim/fused_optimizer.h"
+#include "cli/training_step.h"
 #include "compiler/runtime/autocast.h"
 #include "compiler/runtime/compiled_module.h"
 #include "core/clock.h"
@@ -43,111 +42,12 @@ struct TrainOptions {
   std::string amp = "off";  // bf16: autocast around forward and loss
 };
 
-// Where the backward ran: compiled graphs (the cpp backend's training graphs, compiler/autodiff)
-// or LibTorch's autograd, with the first reason a graph fell back.
-std::string backward_note(const CompiledModule& m, const std::string& backend) {
-  if (backend != "cpp") return "backward runs through LibTorch autograd (--backend " + backend + ")";
-  int compiled = 0, total = 0;
-  std::string why;
-  for (const auto& f : m.frames()) {
-    for (const auto& e : f->entries) {
-      ++total;
-      const CompileReport& r = e->compiled->report();
-      if (r.ir.rfind("# training:", 0) == 0) ++compiled;
-      for (const auto& h : r.hints) {
-        if (h.kind == "autograd" && why.empty()) why = h.message;
-      }
-    }
-  }
-  std::string note = fmt::format("compiled forward and backward for {} of {}", compiled, text::plural(total, "graph", "graphs"));
-  return why.empty() ? note : note + "; " + why;
-}
-
-at::Tensor first_tensor(const c10::IValue& v) {
-  if (v.isTensor()) return v.toTensor();
-  if (v.isTuple()) {
-    for (const auto& e : v.toTupleRef().elements()) {
-      if (e.isTensor()) return e.toTensor();
-    }
-  }
-  if (v.isList()) {
-    for (const auto& e : v.toListRef()) {
-      if (e.isTensor()) return e.toTensor();
-    }
-  }
-  throw Error(ErrorKind::Input, "train: the model returns no tensor to compute a loss on");
-}
-
-// The target for one batch: the spec's dtype and value range, with each size the output dictates
-// (so --vary on an input carries over to the target). Seeded per batch like the inputs.
-at::Tensor make_target(const InputSpec& spec, const std::vector<int64_t>& sizes, uint64_t seed, int64_t batch) {
-  InputSpec s = spec;
-  s.sizes = sizes;
-  return InputGenerator({s}, {}, seed ^ 0x7461726765747331ULL).make(batch)[0].toTensor();  // on the CPU
-}
-
-at::Tensor compute_loss(const TrainOptions& o, const InputSpec& target_spec, const at::Tensor& out, int64_t batch) {
-  std::vector<int64_t> out_sizes(out.sizes().begin(), out.sizes().end());
-  if (o.loss == "mse") {
-    if (target_spec.sizes.size() != out_sizes.size()) {
-      throw Error(ErrorKind::Usage, fmt::format("--target {} has rank {}, the output [{}] rank {} (mse compares "
-                                                "tensors of the output's shape)", target_spec.text,
-                                                target_spec.sizes.size(), fmt::join(out_sizes, ","), out_sizes.size()));
-    }
-    at::Tensor target = make_target(target_spec, out_sizes, o.model.seed, batch).to(out.device(), out.scalar_type());
-    return at::mse_loss(out, target);
-  }
-  // cross_entropy: output [N, C] with target [N], or [B, T, C] with target [B, T] (sequence
-  // models), flattened to [B*T, C] and [B*T].
-  if (out_sizes.size() < 2 || target_spec.sizes.size() + 1 != out_sizes.size()) {
-    throw Error(ErrorKind::Usage, fmt::format("--target {} must have one dimension fewer than the output [{}] "
-                                              "for cross_entropy (class indices)", target_spec.text,
-                                              fmt::join(out_sizes, ",")));
-  }
-  std::vector<int64_t> target_sizes(out_sizes.begin(), out_sizes.end() - 1);
-  at::Tensor target = make_target(target_spec, target_sizes, o.model.seed, batch).to(out.device(), at::kLong);
-  int64_t classes = out_sizes.back();
-  return at::cross_entropy_loss(out.reshape({-1, classes}), target.reshape({-1}));
-}
-
-// The optimizer step: one generated kernel over all parameters (compiler/optim) under the cpp
-// backend when the parameters allow it, else torch::optim (--backend eager keeps it).
-struct OptimizerStep {
-  std::string name;  // "fused adam" | "torch::optim adam" ...
-  std::function<void()> zero_grad, step;
-};
-
-OptimizerStep make_optimizer(const TrainOptions& o, std::vector<at::Tensor> params) {
-  if (o.optimizer != "sgd" && o.optimizer != "adam") {
-    throw Error(ErrorKind::Usage, fmt::format("unknown --optimizer '{}' (use sgd or adam)", o.optimizer));
-  }
-  if (o.model.backend == "cpp" && FusedOptimizer::unsupported_reason(params).empty()) {
-    FusedOptimizerOptions f;
-    f.kind = o.optimizer;
-    f.lr = o.lr;
-    auto fused = std::make_shared<FusedOptimizer>(params, f);
-    return {"fused " + o.optimizer, [fused] { fused->zero_grad(); }, [fused] { fused->step(); }};
-  }
-  std::shared_ptr<torch::optim::Optimizer> opt;
-  if (o.optimizer == "sgd") opt = std::make_shared<torch::optim::SGD>(params, torch::optim::SGDOptions(o.lr));
-  else opt = std::make_shared<torch::optim::Adam>(params, torch::optim::AdamOptions(o.lr));
-  return {"torch::optim " + o.optimizer, [opt] { opt->zero_grad(); }, [opt] { opt->step(); }};
-}
-
 void train(const TrainOptions& o) {
   if (o.steps < 1) throw Error(ErrorKind::Usage, "--steps must be at least 1");
   if (o.batches < 1) throw Error(ErrorKind::Usage, "--batches must be at least 1");
   if (o.lr <= 0) throw Error(ErrorKind::Usage, "--lr must be positive");
-  if (o.loss != "mse" && o.loss != "cross_entropy") {
-    throw Error(ErrorKind::Usage, fmt::format("unknown --loss '{}' (use mse or cross_entropy)", o.loss));
-  }
-  if (o.optimizer != "sgd" && o.optimizer != "adam") {
-    throw Error(ErrorKind::Usage, fmt::format("unknown --optimizer '{}' (use sgd or adam)", o.optimizer));
-  }
-  InputSpec target_spec = parse_input_spec(o.target);
-  if (target_spec.kind != InputSpec::Kind::Tensor) {
-    throw Error(ErrorKind::Usage, fmt::format("--target {} must be a tensor spec such as f32[8,10] or i64[8](0,10)", o.target));
-  }
+  LossOptions loss_options = parse_loss_options(o.loss, o.target, o.model.seed);
+  check_optimizer_name(o.optimizer);
   c10::ScalarType amp = parse_amp(o.amp);
   nlohmann::json extra = {{"steps", o.steps}, {"target", o.target}, {"loss", o.loss}, {"optimizer", o.optimizer},
                           {"lr", o.lr}, {"batches", o.batches}, {"amp", o.amp}};
@@ -159,7 +59,7 @@ void train(const TrainOptions& o) {
     params.push_back(p);
   }
   if (params.empty()) throw Error(ErrorKind::Input, fmt::format("train: {} has no parameters to train", o.model.model));
-  OptimizerStep optimizer = make_optimizer(o, params);
+  OptimizerStep optimizer = make_optimizer(o.optimizer, o.lr, params, o.model.backend == "cpp");
   const KernelKey optimizer_key =
       s.profiler->key(fmt::format("optimizer step ({})", optimizer.name), optimizer.name.rfind("fused", 0) == 0 ? "generated" : "extern");
   const KernelKey backward_key = s.profiler->key("backward (autograd)", "eager");
@@ -189,7 +89,7 @@ void train(const TrainOptions& o) {
         AutocastScope autocast(s.device.type(), amp);  // forward and loss; backward runs outside, as in PyTorch
         at::Tensor out = first_tensor(m.call(inputs));
         if (!out.is_floating_point()) throw Error(ErrorKind::Input, "train: the model's output is not floating point");
-        loss = compute_loss(o, target_spec, out, batch);
+        loss = compute_loss(loss_options, out, batch);
       }
       if (!loss.requires_grad()) {
         throw Error(ErrorKind::Input, "train: the loss does not depend on any parameter (no gradient to follow)");

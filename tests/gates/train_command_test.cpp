@@ -2,6 +2,8 @@
 // length records its recompile.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -62,6 +64,74 @@ TEST(TrainCommand, LossFallsAndStepsAreRecorded) {
   EXPECT_EQ(compiled_backward_calls, calls);
   auto report = tcprof("report " + db);
   EXPECT_NE(report.output.find("step phases (medians): forward"), std::string::npos) << report.output;
+}
+
+// A compiled training graph is one compile with three graph rows, as PyTorch's logs have a Dynamo
+// graph and its AOT forward and backward: the captured graph (the one graphs count), then the
+// forward and the backward graph, each with its own kernels; and the joint/partition phases.
+TEST(TrainCommand, EachCompileRecordsItsForwardAndBackwardGraphs) {
+  TempDir dir;
+  std::string db = dir.file("train.db");
+  auto r = tcprof("train " + sample_model("gpt_tiny") + kGpt + "--optimizer adam --steps 3 --db " + db);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  RunReader reader(db);
+  Id run = reader.runs().at(0).id;
+  auto graphs = reader.graphs(run);
+  ASSERT_EQ(graphs.size(), 3u);
+  EXPECT_EQ(graphs[0].kind, "captured");
+  EXPECT_EQ(graphs[1].kind, "aot_forward");
+  EXPECT_EQ(graphs[2].kind, "aot_backward");
+  for (const auto& g : graphs) EXPECT_EQ(g.compile_id, graphs[0].compile_id);
+  EXPECT_NE(graphs[2].code.find("extern \"C\""), std::string::npos) << "the backward's generated source";
+  EXPECT_EQ(reader.counts(run).graphs, 1);
+  std::map<Id, std::set<std::string>> kernels_of;
+  for (const auto& k : reader.kernel_summaries(run)) kernels_of[k.graph_id].insert(k.name);
+  ASSERT_FALSE(kernels_of[graphs[1].id].empty());
+  ASSERT_FALSE(kernels_of[graphs[2].id].empty());
+  for (const auto& name : kernels_of[graphs[2].id]) EXPECT_EQ(name.rfind("bwd ", 0), 0u) << name;
+  for (const auto& name : kernels_of[graphs[1].id]) EXPECT_NE(name.rfind("bwd ", 0), 0u) << name;
+  std::set<std::string> phases;
+  for (const auto& p : reader.compile_phases(run)) phases.insert(p.phase);
+  for (const char* p : {"capture", "joint", "partition", "codegen", "backward_codegen"}) EXPECT_TRUE(phases.count(p)) << p;
+}
+
+// bench --train: both steps from the same weights, their losses checked, then timed round-robin.
+TEST(TrainCommand, BenchTrainTimesTheStepAndTheOptimizer) {
+  auto r = tcprof("bench " + sample_model("gpt_tiny") + kGpt + "--train --iters 3 --warmup 1 --json --db none");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output);
+  EXPECT_GT(j["eager_ms"].get<double>(), 0);
+  EXPECT_GT(j["compiled_ms"].get<double>(), 0);
+  EXPECT_GT(j["compile_s"].get<double>(), 0);
+  EXPECT_EQ(j["optimizer"]["compiled"], "fused adam");
+  EXPECT_EQ(j["optimizer"]["eager"], "torch::optim adam");
+  EXPECT_GT(j["optimizer"]["speedup"].get<double>(), 0);
+  EXPECT_EQ(j["note"], "compiled forward and backward for 1 of 1 graph");
+  EXPECT_EQ(tcprof("bench " + sample_model("gpt_tiny") + kGpt + "--db none", true).exit_code, 2)
+      << "--target without --train";
+  EXPECT_EQ(tcprof("bench " + sample_model("gpt_tiny") + " --input 'i64[2,16](0,512)' --train --db none", true).exit_code, 2)
+      << "--train without --target";
+}
+
+// explain --grad: what each training graph's backward keeps and recomputes.
+TEST(TrainCommand, ExplainGradShowsWhatTheBackwardSavesAndRecomputes) {
+  std::string base = "explain " + sample_model("gpt_tiny") + " --input 'i64[2,16](0,512)' --grad --db none";
+  auto r = tcprof(base + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto t = nlohmann::json::parse(r.output)["graphs"][0]["training"];
+  ASSERT_TRUE(t.is_object()) << r.output;
+  EXPECT_GT(t["saved_bytes"].get<int64_t>(), 0);
+  EXPECT_GT(t["saved_activations"].get<int>(), 0);
+  EXPECT_GT(t["backward_kernels"].get<int>(), 0);
+  EXPECT_GT(t["gradients"].get<int>(), 0);
+  // The MLP's GELU is recomputed from its saved input instead of being saved too.
+  auto ops = t["recomputed_ops"].get<std::vector<std::string>>();
+  EXPECT_NE(std::find(ops.begin(), ops.end(), "aten::gelu"), ops.end()) << t.dump();
+  auto text = tcprof(base);
+  EXPECT_NE(text.output.find("saved for backward: "), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("recomputed in backward: gelu x"), std::string::npos) << text.output;
+  auto inference = tcprof("explain " + sample_model("gpt_tiny") + " --input 'i64[2,16](0,512)' --json --db none");
+  EXPECT_TRUE(nlohmann::json::parse(inference.output)["graphs"][0]["training"].is_null());
 }
 
 TEST(TrainCommand, MseWithSgdOnTheCnn) {

@@ -1,0 +1,117 @@
+#include "cli/training_step.h"
+
+#include <fmt/format.h>
+#include <torch/optim.h>
+
+#include "cli/text_format.h"
+#include "compiler/optim/fused_optimizer.h"
+#include "compiler/runtime/input_generator.h"
+#include "core/error.h"
+
+namespace tcprof::cli {
+namespace {
+
+// The target for one batch: the spec's dtype and value range, with each size the output dictates
+// (so --vary on an input carries over to the target). Seeded per batch like the inputs.
+at::Tensor make_target(const InputSpec& spec, const std::vector<int64_t>& sizes, uint64_t seed, int64_t batch) {
+  InputSpec s = spec;
+  s.sizes = sizes;
+  return InputGenerator({s}, {}, seed ^ 0x7461726765747331ULL).make(batch)[0].toTensor();  // on the CPU
+}
+
+}  // namespace
+
+LossOptions parse_loss_options(const std::string& loss, const std::string& target, uint64_t seed) {
+  if (loss != "mse" && loss != "cross_entropy") {
+    throw Error(ErrorKind::Usage, fmt::format("unknown --loss '{}' (use mse or cross_entropy)", loss));
+  }
+  LossOptions o;
+  o.loss = loss;
+  o.seed = seed;
+  o.target = parse_input_spec(target);
+  if (o.target.kind != InputSpec::Kind::Tensor) {
+    throw Error(ErrorKind::Usage, fmt::format("--target {} must be a tensor spec such as f32[8,10] or i64[8](0,10)", target));
+  }
+  return o;
+}
+
+void check_optimizer_name(const std::string& optimizer) {
+  if (optimizer != "sgd" && optimizer != "adam") {
+    throw Error(ErrorKind::Usage, fmt::format("unknown --optimizer '{}' (use sgd or adam)", optimizer));
+  }
+}
+
+at::Tensor first_tensor(const c10::IValue& v) {
+  if (v.isTensor()) return v.toTensor();
+  if (v.isTuple()) {
+    for (const auto& e : v.toTupleRef().elements()) {
+      if (e.isTensor()) return e.toTensor();
+    }
+  }
+  if (v.isList()) {
+    for (const auto& e : v.toListRef()) {
+      if (e.isTensor()) return e.toTensor();
+    }
+  }
+  throw Error(ErrorKind::Input, "train: the model returns no tensor to compute a loss on");
+}
+
+at::Tensor compute_loss(const LossOptions& o, const at::Tensor& out, int64_t batch) {
+  const InputSpec& target_spec = o.target;
+  std::vector<int64_t> out_sizes(out.sizes().begin(), out.sizes().end());
+  if (o.loss == "mse") {
+    if (target_spec.sizes.size() != out_sizes.size()) {
+      throw Error(ErrorKind::Usage, fmt::format("--target {} has rank {}, the output [{}] rank {} (mse compares "
+                                                "tensors of the output's shape)", target_spec.text,
+                                                target_spec.sizes.size(), fmt::join(out_sizes, ","), out_sizes.size()));
+    }
+    at::Tensor target = make_target(target_spec, out_sizes, o.seed, batch).to(out.device(), out.scalar_type());
+    return at::mse_loss(out, target);
+  }
+  // cross_entropy: output [N, C] with target [N], or [B, T, C] with target [B, T] (sequence
+  // models), flattened to [B*T, C] and [B*T].
+  if (out_sizes.size() < 2 || target_spec.sizes.size() + 1 != out_sizes.size()) {
+    throw Error(ErrorKind::Usage, fmt::format("--target {} must have one dimension fewer than the output [{}] "
+                                              "for cross_entropy (class indices)", target_spec.text,
+                                              fmt::join(out_sizes, ",")));
+  }
+  std::vector<int64_t> target_sizes(out_sizes.begin(), out_sizes.end() - 1);
+  at::Tensor target = make_target(target_spec, target_sizes, o.seed, batch).to(out.device(), at::kLong);
+  int64_t classes = out_sizes.back();
+  return at::cross_entropy_loss(out.reshape({-1, classes}), target.reshape({-1}));
+}
+
+OptimizerStep make_optimizer(const std::string& optimizer, double lr, std::vector<at::Tensor> params, bool fused) {
+  check_optimizer_name(optimizer);
+  if (fused && FusedOptimizer::unsupported_reason(params).empty()) {
+    FusedOptimizerOptions f;
+    f.kind = optimizer;
+    f.lr = lr;
+    auto step = std::make_shared<FusedOptimizer>(params, f);
+    return {"fused " + optimizer, [step] { step->zero_grad(); }, [step] { step->step(); }};
+  }
+  std::shared_ptr<torch::optim::Optimizer> opt;
+  if (optimizer == "sgd") opt = std::make_shared<torch::optim::SGD>(params, torch::optim::SGDOptions(lr));
+  else opt = std::make_shared<torch::optim::Adam>(params, torch::optim::AdamOptions(lr));
+  return {"torch::optim " + optimizer, [opt] { opt->zero_grad(); }, [opt] { opt->step(); }};
+}
+
+std::string backward_note(const CompiledModule& m, const std::string& backend) {
+  if (backend != "cpp") return "backward runs through LibTorch autograd (--backend " + backend + ")";
+  int compiled = 0, total = 0;
+  std::string why;
+  for (const auto& f : m.frames()) {
+    for (const auto& e : f->entries) {
+      ++total;
+      const CompileReport& r = e->compiled->report();
+      if (r.ir.rfind("# training:", 0) == 0) ++compiled;
+      for (const auto& h : r.hints) {
+        if (h.kind == "autograd" && why.empty()) why = h.message;
+      }
+    }
+  }
+  std::string note = fmt::format("compiled forward and backward for {} of {}", compiled, text::plural(total, "graph", "graphs"));
+  return why.empty() ? note : note + "; " + why;
+}
+
+}  // namespace tcprof::cli

@@ -1,0 +1,45 @@
+// The parts of a training step that `tcprof train` and `tcprof bench --train` share, so both
+// measure the same step: the loss on a seeded synthetic target and the optimizer step (one fused
+// kernel under the cpp backend, torch::optim otherwise).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <ATen/core/ivalue.h>
+
+#include "compiler/runtime/compiled_module.h"
+#include "compiler/runtime/input_spec.h"
+
+namespace tcprof::cli {
+
+struct LossOptions {
+  std::string loss = "mse";  // mse | cross_entropy
+  InputSpec target;          // dtype and value range; sizes follow the output
+  uint64_t seed = 0;
+};
+
+// Throws Error(Usage) for an unknown loss or optimizer, or a --target that is not a tensor spec.
+LossOptions parse_loss_options(const std::string& loss, const std::string& target, uint64_t seed);
+void check_optimizer_name(const std::string& optimizer);
+
+// The model output the loss is computed on: the output, or the first tensor of a tuple or list.
+at::Tensor first_tensor(const c10::IValue& v);
+// The loss of `out` against batch `batch`'s target (seeded like the inputs).
+at::Tensor compute_loss(const LossOptions& o, const at::Tensor& out, int64_t batch);
+
+struct OptimizerStep {
+  std::string name;  // "fused adam" | "torch::optim adam" ...
+  std::function<void()> zero_grad, step;
+};
+// `fused`: the generated kernel over all parameters (compiler/optim) where the parameters allow
+// it; torch::optim's otherwise, or when not `fused`.
+OptimizerStep make_optimizer(const std::string& optimizer, double lr, std::vector<at::Tensor> params, bool fused);
+
+// Where the backward ran: "compiled forward and backward for 1 of 1 graph", with the first reason
+// a graph's backward runs through LibTorch; or LibTorch autograd under another backend.
+std::string backward_note(const CompiledModule& m, const std::string& backend);
+
+}  // namespace tcprof::cli
