@@ -9,6 +9,8 @@
 #include <map>
 #include <numeric>
 
+#include <ATen/ExpandUtils.h>
+#include <c10/util/accumulate.h>
 #include <fmt/format.h>
 
 namespace tcprof {
@@ -163,6 +165,40 @@ void layer_norm(GradContext& c) {
   if (bias && c.needs(3)) c.add(3, c.reduce_to(c.grad(), c.out_sizes(), c.sizes(3)));
 }
 
+// Losses a model computes inside forward (class indices over [N, C] logits, no class weights, no
+// label smoothing). Reduction: 0 none (g is per row), 1 mean over the rows not ignored, 2 sum.
+// `log_probs` false: the input is logits (cross_entropy), true: log-probabilities (nll_loss).
+void classification_loss(GradContext& c, bool log_probs) {
+  const size_t reduction_arg = 3, ignore_arg = 4;  // the same positions in both schemas
+  if (c.tensor(0).dim() != 2) throw NoDerivative("a loss over other than [N, C] inputs");
+  if (c.has_arg(2)) throw NoDerivative("a loss with class weights");
+  if (!log_probs && c.has_arg(5) && number(c.value(5)) != 0.0) throw NoDerivative("label smoothing");
+  if (!c.needs(0)) return;
+  const int64_t reduction = c.value(reduction_arg).toInt(), classes = c.sizes(0)[1];
+  const int64_t ignore = c.value(ignore_arg).toInt();
+  Val valid = c.emit("aten::ne", {c.arg(1), ignore});
+  Val safe = c.emit("aten::where", {valid, c.arg(1), c.emit("aten::zeros_like", {c.arg(1)})});
+  Val onehot = c.emit("aten::one_hot", {safe, classes});
+  // d loss_row / d x = softmax(x) - onehot (logits), or -onehot (log-probabilities).
+  Val row_grad = log_probs ? c.emit("aten::neg", {onehot})
+                           : c.emit("aten::sub", {c.emit("aten::softmax", {c.arg(0), int64_t{1}}), onehot});
+  Val scale = c.emit("aten::where", {valid, c.grad(), 0.0});  // per row: g, 0 where ignored
+  if (reduction == 1) scale = c.emit("aten::div", {scale, c.emit("aten::sum", {valid})});
+  c.add(0, c.emit("aten::mul", {row_grad, c.emit("aten::unsqueeze", {scale, int64_t{1}})}));
+}
+
+// mse_loss(x, y): 2 (x - y) g, over the element count for mean.
+void mse_loss(GradContext& c) {
+  const int64_t reduction = c.has_arg(2) ? c.value(2).toInt() : 1;
+  const std::vector<int64_t> shape = at::infer_size(c.sizes(0), c.sizes(1));  // x and y broadcast
+  Val diff = c.emit("aten::mul", {c.emit("aten::sub", {c.arg(0), c.arg(1)}), 2.0});
+  Val g = c.grad();
+  if (reduction == 1) g = c.emit("aten::div", {g, static_cast<double>(c10::multiply_integers(shape))});
+  Val gx = c.emit("aten::mul", {diff, g});
+  if (c.needs(0)) c.add(0, c.reduce_to(gx, shape, c.sizes(0)));
+  if (c.needs(1)) c.add(1, c.reduce_to(c.emit("aten::neg", {gx}), shape, c.sizes(1)));
+}
+
 void sum_mean(GradContext& c, bool mean) {
   Val g = c.grad();
   std::vector<int64_t> dims;
@@ -215,6 +251,19 @@ void split(GradContext& c, int64_t dim) {
   c.add(0, c.emit("aten::cat", {parts, dim}));
 }
 
+// broadcast_tensors (F.mse_loss calls it): each input's gradient is its output's, summed back to
+// the input's shape.
+void broadcast_tensors(GradContext& c) {
+  std::vector<Val> items = c.item_grads();
+  const auto& ins = c.value(0).toListRef();
+  std::vector<Val> grads;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::vector<int64_t> in = ins[i].toTensor().sizes().vec();
+    grads.push_back(items[i].slot < 0 ? items[i] : c.reduce_to(items[i], c.out_value().toListRef()[i].toTensor().sizes().vec(), in));
+  }
+  c.add_items(0, grads);
+}
+
 void cat(GradContext& c) {
   int64_t dim = c.value(1).toInt();
   std::vector<Val> grads;
@@ -264,10 +313,11 @@ void unary(GradContext& c, const std::string& name) {
     if (!c.value(1).isScalar()) throw NoDerivative("pow with a tensor exponent");
     double p = number(c.value(1));
     gx = p == 0.0 ? e("aten::mul", {g, 0.0}) : e("aten::mul", {g, e("aten::mul", {e("aten::pow", {c.arg(0), p - 1.0}), p})});
-  } else if (name == "aten::relu6" || name == "aten::hardtanh") {  // strictly inside (lo, hi)
+  } else if (name == "aten::relu6" || name == "aten::hardtanh") {
+    // Zero where x <= lo or x >= hi (LibTorch's hardtanh_backward): a NaN x passes g through.
     double lo = name == "aten::relu6" ? 0.0 : c.has_arg(1) ? number(c.value(1)) : -1.0;
     double hi = name == "aten::relu6" ? 6.0 : c.has_arg(2) ? number(c.value(2)) : 1.0;
-    gx = e("aten::where", {e("aten::gt", {c.arg(0), lo}), e("aten::where", {e("aten::lt", {c.arg(0), hi}), g, 0.0}), 0.0});
+    gx = e("aten::where", {e("aten::le", {c.arg(0), lo}), 0.0, e("aten::where", {e("aten::ge", {c.arg(0), hi}), 0.0, g})});
   } else if (name == "aten::clamp" || name == "aten::clamp_min" || name == "aten::clamp_max") {  // inside [lo, hi]
     bool has_lo = name != "aten::clamp_max" && c.has_arg(1);
     size_t hi_arg = name == "aten::clamp" ? 2 : 1;
@@ -285,9 +335,10 @@ void unary(GradContext& c, const std::string& name) {
   else if (name == "aten::erf") {  // 2/sqrt(pi) * exp(-x^2) * g
     Val x{c.arg(0).slot};
     gx = e("aten::mul", {e("aten::mul", {e("aten::exp", {e("aten::neg", {e("aten::mul", {x, x})})}), M_2_SQRTPI}), g});
-  } else if (name == "aten::abs") {  // g * sign(x), 0 at 0
+  } else if (name == "aten::abs") {  // g * sign(x), as LibTorch: sign is 0 at 0 and at NaN, and inf * 0 is NaN
     Val x{c.arg(0).slot};
-    gx = e("aten::where", {e("aten::gt", {x, 0.0}), g, e("aten::where", {e("aten::lt", {x, 0.0}), e("aten::neg", {g}), 0.0})});
+    Val sign = e("aten::where", {e("aten::gt", {x, 0.0}), 1.0, e("aten::where", {e("aten::lt", {x, 0.0}), -1.0, 0.0})});
+    gx = e("aten::mul", {g, sign});
   } else if (name == "aten::ceil" || name == "aten::floor" || name == "aten::round" || name == "aten::trunc") {
     gx = e("aten::zeros_like", {g});
   }
@@ -350,6 +401,11 @@ std::map<std::string, DerivativeRule> make_table() {
   m["aten::addmm"] = addmm;
   m["aten::softmax"] = softmax;
   m["aten::log_softmax"] = log_softmax;
+  m["aten::cross_entropy_loss"] = [](GradContext& c) { classification_loss(c, false); };
+  m["aten::nll_loss"] = [](GradContext& c) { classification_loss(c, true); };
+  m["aten::nll_loss_nd"] = m["aten::nll_loss"];  // F.nll_loss's entry point; [N, C] inputs only here
+  m["aten::broadcast_tensors"] = broadcast_tensors;
+  m["aten::mse_loss"] = mse_loss;
   m["aten::layer_norm"] = layer_norm;
   m["aten::batch_norm"] = batch_norm;
   m["aten::sum"] = [](GradContext& c) { sum_mean(c, false); };

@@ -74,7 +74,44 @@ class GPT(nn.Module):
         return self.head(self.ln(x))
 
 
+class GPTWithLoss(nn.Module):
+    """The training script's usual shape: forward(idx, targets) returns the cross-entropy loss, so
+    the loss is part of the compiled graph (and of its backward)."""
+
+    def __init__(self, **config):
+        super().__init__()
+        self.gpt = GPT(**config)
+
+    def forward(self, idx, targets):
+        logits = self.gpt(idx)
+        return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+
+
+class LossesInForward(nn.Module):
+    """Every loss the derivative rules cover, in f64, for the rule test against LibTorch autograd:
+    cross-entropy (mean, sum with an ignored class, none), nll over log-softmax (F.nll_loss's
+    nll_loss_nd and the nll_loss under it), mse with a broadcast target."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(5, 10, dtype=torch.float64))
+        self.v = nn.Parameter(torch.randn(10, dtype=torch.float64))
+
+    def forward(self, x, t):
+        y = x * self.w
+        a = F.cross_entropy(y, t)
+        b = F.cross_entropy(y, t, reduction="sum", ignore_index=3)
+        c = F.cross_entropy(y, t, reduction="none")
+        d = F.nll_loss(F.log_softmax(y, 1), t, ignore_index=2)
+        e = F.mse_loss(y, x * 2.0) + F.mse_loss(y, self.v.expand(5, 10), reduction="sum") * 0.1
+        f = torch._C._nn.nll_loss(F.log_softmax(y * 0.5, 1), t, None, 2, -100)  # sum; what F.nll_loss wraps
+        return a + b * 0.1 + c.sum() * 0.3 + d + e + f * 0.2
+
+
 def build(outdir):
     torch.manual_seed(0)
     torch.jit.save(torch.jit.script(GPT().eval()), f"{outdir}/gpt.pt")
     torch.jit.save(torch.jit.script(GPT(n_layers=2, d_model=64, n_heads=4).eval()), f"{outdir}/gpt_tiny.pt")
+    torch.jit.save(torch.jit.script(GPTWithLoss(n_layers=2, d_model=64, n_heads=4).eval()),
+                   f"{outdir}/gpt_tiny_loss.pt")
+    torch.jit.save(torch.jit.script(LossesInForward()), f"{outdir}/losses_in_forward.pt")

@@ -32,6 +32,7 @@ struct RuleCase {
   std::vector<std::vector<int64_t>> inputs;  // f64 inputs that require grad
   const char* source;                        // TorchScript: def forward(self, ...)
   std::vector<int64_t> index_input = {};     // an extra i64 input in [0, 10) (embedding indices)
+  const char* sample = nullptr;              // instead of source: a sample model (f64 parameters)
 };
 
 void PrintTo(const RuleCase& c, std::ostream* os) { *os << c.name; }
@@ -42,6 +43,7 @@ std::set<std::string>& ops_seen() {
 }
 
 LoadedModel module_for(const RuleCase& c, const TempDir& dir) {
+  if (c.sample) return load_model(sample(c.sample));
   torch::jit::Module m("Rule");
   at::manual_seed(7);
   for (const auto& p : c.params) {
@@ -132,6 +134,8 @@ const std::vector<RuleCase>& rule_cases() {
        "  b = torch.clamp_min(y, -0.5) + torch.clamp_max(y, 0.5) + torch.maximum(y, self.v) + torch.minimum(self.v, t)"
        " + torch.maximum(t, t * 1.0)\n"
        "  return a + b + torch.rsub(y, 2.0) + torch.rsub(y, 1.5, 3.0)\n"},
+      // Losses a model computes in forward (TorchScript's F.* functions, so a sample built in Python).
+      {"losses", {}, {{5, 10}}, "", {5}, "losses_in_forward"},
       {"gelu", {{"w", {6, 9}}}, {{6, 9}},
        "def forward(self, x):\n  y = x * self.w * 3.0\n"
        "  return torch.gelu(y) + torch.gelu(y, approximate='tanh')\n"},
@@ -282,6 +286,70 @@ TEST(CompiledTraining, AnOpWithoutARuleRunsEagerlyAndTheHintNamesIt) {
   EXPECT_EQ(r.hints[0].kind, "autograd");
   EXPECT_NE(r.hints[0].message.find("no derivative rule for aten::atan at <string>:2"), std::string::npos)
       << r.hints[0].message;
+}
+
+// The usual training script returns the loss from forward (F.cross_entropy over the logits): the
+// loss is then part of the training graph, its gradient computed by the compiled backward.
+TEST(CompiledTraining, AModelThatReturnsItsLossHasItInTheCompiledBackward) {
+  at::AutoGradMode grad(true);
+  CompileOptions o;
+  o.backend = "cpp";
+  o.strict = true;
+  CompiledModule compiled(load_model(sample("gpt_tiny_loss")), o, nullptr);
+  CompiledModule reference(load_model(sample("gpt_tiny_loss")), o, nullptr);
+  std::vector<at::Tensor> pc, pr;
+  for (auto p : compiled.model().module.parameters()) pc.push_back(p.set_requires_grad(true));
+  for (auto p : reference.model().module.parameters()) pr.push_back(p.set_requires_grad(true));
+  auto in = testing::inputs_for({"i64[2,16](0,512)", "i64[2,16](0,512)"});
+  compiled.call(in);
+  at::Tensor lc = compiled.call(in).toTensor(), lr = reference.call_eager(in).toTensor();
+  ASSERT_EQ(lc.dim(), 0);
+  EXPECT_EQ(lc.grad_fn()->name(), "tcprof::CompiledBackward");
+  EXPECT_NEAR(lc.item<double>(), lr.item<double>(), 1e-5 * std::abs(lr.item<double>()));
+  lc.backward();
+  lr.backward();
+  for (size_t i = 0; i < pc.size(); ++i) {
+    ASSERT_TRUE(pc[i].grad().defined()) << "parameter " << i;
+    double scale = pr[i].grad().abs().max().item<double>();
+    EXPECT_LE((pc[i].grad() - pr[i].grad()).abs().max().item<double>(), 1e-3 * scale + 1e-6) << "parameter " << i;
+  }
+  const CompileReport& r = compiled.frames()[0]->entries[0]->compiled->report();
+  for (const auto& h : r.hints) EXPECT_NE(h.kind, "autograd") << h.message;
+}
+
+// A graph break splits training as it splits inference (Dynamo and AOTAutograd do the same): each
+// graph between breaks has its own forward, backward and autograd node, chained through the
+// tensors that cross the break, and the gradients equal eager's.
+TEST(CompiledTraining, GraphBreaksSplitTheStepIntoGraphsEachWithItsBackward) {
+  at::AutoGradMode grad(true);
+  CompileOptions o;
+  o.backend = "cpp";
+  o.strict = true;
+  CompiledModule compiled(load_model(sample("submodule_break")), o, nullptr);
+  CompiledModule reference(load_model(sample("submodule_break")), o, nullptr);
+  std::vector<at::Tensor> pc, pr;
+  for (auto p : compiled.model().module.parameters()) pc.push_back(p.set_requires_grad(true));
+  for (auto p : reference.model().module.parameters()) pr.push_back(p.set_requires_grad(true));
+  auto in = testing::inputs_for({"f32[4,8]"});
+  compiled.call(in);  // captures every frame
+  at::Tensor out_c = compiled.call(in).toTensor(), out_r = reference.call_eager(in).toTensor();
+  EXPECT_EQ(out_c.grad_fn()->name(), "tcprof::CompiledBackward");
+  at::Tensor w = at::randn(out_r.sizes());
+  (out_c * w).sum().backward();
+  (out_r * w).sum().backward();
+  for (size_t i = 0; i < pc.size(); ++i) {
+    ASSERT_TRUE(pc[i].grad().defined()) << "parameter " << i;
+    EXPECT_TRUE(at::allclose(pc[i].grad(), pr[i].grad(), 1e-4, 1e-5)) << "parameter " << i;
+  }
+  int training_graphs = 0, graphs = 0;
+  for (const auto& f : compiled.frames()) {
+    for (const auto& e : f->entries) {
+      ++graphs;
+      training_graphs += e->compiled->report().training.has_value();
+    }
+  }
+  EXPECT_GE(graphs, 3);
+  EXPECT_EQ(training_graphs, graphs) << "every graph between the breaks compiles its backward";
 }
 
 // Fine-tuning freezes and unfreezes parameters between steps: the training graph lifted exactly
