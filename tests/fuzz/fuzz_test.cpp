@@ -582,5 +582,21 @@ TEST(FuzzBugs, AutomaticDynamicMarksEveryChangedInput) {
   EXPECT_EQ(out.unexpected_recompiles, 0) << "after the first size change, dim 0 of both inputs should be symbolic";
 }
 
+// The gradient cases the first 1,000-case fuzz_graphs --backward run (seed 2026) found: eager had
+// NaN where the compiled backward had 0 (sqrt(abs(x)) at x = 0: inf * sign(0); abs of NaN; relu6 and
+// hardtanh on NaN, which LibTorch's hardtanh_backward passes through).
+TEST(FuzzBugs, GradientsAtZerosAndNaNsFollowLibTorch) {
+  use_private_kernel_cache();
+  static tcprof::testing::TempDir work;
+  CheckOptions options;
+  options.work_dir = work.path().string();
+  options.gradients = true;
+  for (uint64_t seed : {21567284880052ULL, 91051637102658ULL, 258271313106787ULL, 271774741542128ULL, 131606675697776ULL}) {
+    CaseOutcome out = check_case(generate_case(seed), options);
+    EXPECT_EQ(out.status, Status::Pass) << "fuzz_graphs --backward --case " << seed << "\n" << out.report;
+    EXPECT_GT(out.calls, 0) << seed;
+  }
+}
+
 }  // namespace
 }  // namespace tcprof::fuzz
