@@ -7,7 +7,7 @@ JOBS ?= $(shell nproc)
 # Builds take a lock so that two builds never share the machine's two cores.
 LOCK := flock $(BUILD_DIR)/.build.lock
 
-.PHONY: all deps configure build test demo bench bench-table check-libtorch2 check-libtorch2-cuda clean
+.PHONY: all deps configure build test demo bench bench-table bench-train-table check-libtorch2 check-libtorch2-cuda clean
 
 all: build
 
@@ -35,6 +35,10 @@ bench: build
 # Issue 16's speed table in docs/backend.md: tcprof bench on the GPT and every torchvision sample.
 bench-table: build
 	@bash scripts/bench-table.sh $(BUILD_DIR)
+
+# Issue 17's training table in docs/backend.md: tcprof bench --train on the GPT and two CNNs.
+bench-train-table: build
+	@bash scripts/bench-train-table.sh $(BUILD_DIR)
 
 check-libtorch2:
 	@bash scripts/check-libtorch2.sh $(BUILD_DIR)/libtorch2

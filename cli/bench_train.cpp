@@ -141,6 +141,7 @@ void run_train_bench(const TrainBenchOptions& o) {
   const std::string note = backward_note(*compiled, o.model.backend);
   if (o.model.json) {
     nlohmann::json j = {{"eager_ms", eager_ms}, {"compiled_ms", tcprof_ms}, {"speedup", eager_ms / tcprof_ms},
+                        {"baselines", {{"eager", eager_ms}}}, {"train", true},
                         {"optimizer", {{"eager", eager.optimizer.name}, {"compiled", tcprof.optimizer.name},
                                        {"eager_ms", eager_opt}, {"compiled_ms", tcprof_opt},
                                        {"speedup", eager_opt / tcprof_opt}}},

@@ -62,14 +62,5 @@ load=$(sort -g "$tmp/loads" | tail -1)
   cat "$table"
   echo "<!-- bench-table:end -->"
 } > "$tmp/block.md"
-/usr/bin/python3 - "$doc" "$tmp/block.md" <<'PY'
-import sys
-doc, block = sys.argv[1], open(sys.argv[2]).read().rstrip("\n")
-text = open(doc).read()
-begin, end = "<!-- bench-table:begin -->", "<!-- bench-table:end -->"
-head, rest = text.split(begin, 1)
-_, tail = rest.split(end, 1)
-open(doc + ".tmp", "w").write(head + block + tail)
-import os; os.replace(doc + ".tmp", doc)
-PY
+/usr/bin/python3 "$src/scripts/splice_doc_block.py" "$doc" bench-table "$tmp/block.md"
 echo "bench-table: wrote the table into $doc" >&2

@@ -234,8 +234,10 @@ CacheEntry& CompiledModule::compile(Frame& frame, const std::vector<c10::IValue>
     } else {
       // The captured graph, then each graph compiled from it (a training graph's forward and
       // backward), as PyTorch's logs have a Dynamo graph and its AOT graphs under one compile.
+      const std::string summary = report.ir.substr(0, report.ir.find('\n') + 1);  // "# training: ..."
       writer_->record(GraphEvent{entry->graph_store_id, entry->store_id, static_cast<int>(entry->graph.op_count()),
-                                 entry->graph.ir(), ""});
+                                 summary + entry->graph.ir(),
+                                 "// compiled as its aot_forward and aot_backward graphs: their rows hold the code\n"});
       std::vector<int64_t> part_ids;
       for (const auto& part : report.parts) {
         part_ids.push_back(writer_->next_id());
