@@ -1,5 +1,6 @@
 #include "compiler/autodiff/joint_graph.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -273,12 +274,24 @@ bool recomputable(const std::string& name) {
 
 int64_t bytes_of(const c10::IValue& v) { return v.isTensor() ? static_cast<int64_t>(v.toTensor().nbytes()) : 0; }
 
+// Backward ops that a recomputed value fuses into: the generated kernel that runs them can compute
+// it on the fly. A GEMM, convolution or LibTorch call reading it needs it in memory, so recomputing
+// it there would cost a whole extra pass.
+bool fuses_recomputation(const std::string& name) {
+  static const std::set<std::string> ops = {
+      "aten::where", "aten::masked_fill", "aten::eq", "aten::ne", "aten::lt", "aten::le", "aten::gt", "aten::ge",
+      "aten::erf", "aten::sqrt", "aten::rsqrt", "aten::reciprocal", "aten::log", "aten::pow", "aten::abs",
+      "aten::sin", "aten::cos", "aten::mean", "aten::sum"};
+  return recomputable(name) || ops.count(name) > 0;
+}
+
 // The partition rule's second half: a saved activation made by a recomputable op from values the
-// backward has anyway (graph inputs, parameters, other saved values), none larger than it, is
-// recomputed instead of saved. Repeats until nothing changes, so chains go too. Returns the
-// forward ops to run again, in forward order; removes their outputs from `saved`.
+// backward has anyway (graph inputs, parameters, other saved values), none larger than it, and
+// read in the backward only by ops it fuses into, is recomputed instead of saved. Repeats until
+// nothing changes, so chains go too. `readers`: the backward ops reading each forward slot. Returns
+// the forward ops to run again, in forward order; removes their outputs from `saved`.
 std::vector<size_t> choose_recomputation(const CapturedGraph& fwd, const std::vector<c10::IValue>& examples,
-                                         std::set<int>& saved) {
+                                         std::map<int, std::vector<std::string>> readers, std::set<int>& saved) {
   const int n_in = static_cast<int>(fwd.inputs.size());
   std::map<int, size_t> producer;
   for (size_t i = 0; i < fwd.ops.size(); ++i) {
@@ -293,7 +306,7 @@ std::vector<size_t> choose_recomputation(const CapturedGraph& fwd, const std::ve
       if (s < n_in || it == producer.end() || outputs.count(s)) continue;
       const GraphOp& op = fwd.ops[it->second];
       if (!recomputable(op.name) || op.outputs.size() != 1 || !examples[static_cast<size_t>(s)].isTensor()) continue;
-      bool ok = true;
+      bool ok = std::all_of(readers[s].begin(), readers[s].end(), fuses_recomputation);
       for (const auto& a : op.args) {
         if (a.kind == Arg::Kind::List || a.kind == Arg::Kind::Sym) ok = false;
         if (a.kind != Arg::Kind::Slot) continue;
@@ -303,7 +316,9 @@ std::vector<size_t> choose_recomputation(const CapturedGraph& fwd, const std::ve
       if (!ok) continue;
       saved.erase(s);
       for (const auto& a : op.args) {
-        if (a.kind == Arg::Kind::Slot) saved.insert(a.slot);
+        if (a.kind != Arg::Kind::Slot) continue;
+        saved.insert(a.slot);
+        readers[a.slot].push_back(op.name);  // the recomputed op reads them in the backward now
       }
       chosen.insert(it->second);
       changed = true;
@@ -330,7 +345,16 @@ TrainingGraphs partition_joint_graph(JointGraph joint, const std::vector<c10::IV
   for (int s : live) {
     if (s < n_fwd) saved.insert(s);
   }
-  const std::vector<size_t> recompute = choose_recomputation(fwd, examples, saved);
+  std::map<int, std::vector<std::string>> readers;
+  for (size_t i = 0; i < joint.backward.ops.size(); ++i) {
+    if (!keep[i]) continue;
+    for (const auto& a : joint.backward.ops[i].args) {
+      for_each_slot(a, [&](int s) {
+        if (s < n_fwd) readers[s].push_back(joint.backward.ops[i].name);
+      });
+    }
+  }
+  const std::vector<size_t> recompute = choose_recomputation(fwd, examples, std::move(readers), saved);
   t.forward = fwd;
   t.graph_outputs = fwd.outputs.size();
   CapturedGraph& b = t.backward;

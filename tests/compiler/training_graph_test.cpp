@@ -288,6 +288,37 @@ TEST(CompiledTraining, AnOpWithoutARuleRunsEagerlyAndTheHintNamesIt) {
       << r.hints[0].message;
 }
 
+// The partition rule: a pointwise activation whose backward readers are pointwise is recomputed
+// from what the backward has anyway (x * w inside GELU's gradient); one a GEMM of the backward reads
+// (the GELU output, for the weight gradient of the matmul after it) is saved.
+TrainingReport partition_of(const RuleCase& c) {
+  at::AutoGradMode grad(true);
+  TempDir dir;
+  CompileOptions o;
+  o.backend = "cpp";
+  o.strict = true;
+  CompiledModule m(module_for(c, dir), o, nullptr);
+  for (auto p : m.model().module.parameters()) p.set_requires_grad(true);
+  std::vector<c10::IValue> in;
+  for (const auto& sizes : c.inputs) in.emplace_back(at::randn(sizes, at::kDouble).requires_grad_(true));
+  m.call(in);
+  const auto& r = m.frames().at(0)->entries.at(0)->compiled->report();
+  EXPECT_TRUE(r.training.has_value()) << r.ir;
+  return r.training.value_or(TrainingReport{});
+}
+
+TEST(TrainingPartition, RecomputesWhatFusesAndSavesWhatAGemmReads) {
+  TrainingReport fused = partition_of({"fused", {{"w", {6, 8}}}, {{6, 8}}, "def forward(self, x):\n  return torch.gelu(x * self.w)\n"});
+  EXPECT_EQ(fused.recomputed, std::vector<std::string>{"aten::mul"});
+  EXPECT_EQ(fused.saved_activations, 0);
+  EXPECT_EQ(fused.saved_bytes, 0);
+  TrainingReport gemm = partition_of(
+      {"gemm", {{"w", {6, 8}}, {"v", {8, 4}}}, {{6, 8}}, "def forward(self, x):\n  return torch.mm(torch.gelu(x * self.w), self.v)\n"});
+  EXPECT_EQ(gemm.recomputed, std::vector<std::string>{"aten::mul"}) << "x * w still fuses into GELU's gradient";
+  EXPECT_EQ(gemm.saved_activations, 1) << "the GELU output, which mm's weight gradient reads";
+  EXPECT_EQ(gemm.saved_bytes, 6 * 8 * 8);
+}
+
 // The usual training script returns the loss from forward (F.cross_entropy over the logits): the
 // loss is then part of the training graph, its gradient computed by the compiled backward.
 TEST(CompiledTraining, AModelThatReturnsItsLossHasItInTheCompiledBackward) {

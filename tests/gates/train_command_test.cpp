@@ -124,12 +124,13 @@ TEST(TrainCommand, ExplainGradShowsWhatTheBackwardSavesAndRecomputes) {
   EXPECT_GT(t["saved_activations"].get<int>(), 0);
   EXPECT_GT(t["backward_kernels"].get<int>(), 0);
   EXPECT_GT(t["gradients"].get<int>(), 0);
-  // The MLP's GELU is recomputed from its saved input instead of being saved too.
-  auto ops = t["recomputed_ops"].get<std::vector<std::string>>();
-  EXPECT_NE(std::find(ops.begin(), ops.end(), "aten::gelu"), ops.end()) << t.dump();
+  // Every GPT activation the backward reads feeds a GEMM there (weight gradients), so the partition
+  // saves them all: recomputing one would cost a pass of its own (TrainingPartition tests the rule).
+  EXPECT_TRUE(t["recomputed_ops"].is_array()) << t.dump();
+  EXPECT_TRUE(t["recomputed_ops"].empty()) << t.dump();
   auto text = tcprof(base);
   EXPECT_NE(text.output.find("saved for backward: "), std::string::npos) << text.output;
-  EXPECT_NE(text.output.find("recomputed in backward: gelu x"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("recomputed in backward: nothing"), std::string::npos) << text.output;
   auto inference = tcprof("explain " + sample_model("gpt_tiny") + " --input 'i64[2,16](0,512)' --json --db none");
   EXPECT_TRUE(nlohmann::json::parse(inference.output)["graphs"][0]["training"].is_null());
 }
