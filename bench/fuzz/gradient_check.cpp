@@ -5,6 +5,7 @@
 // f64 as the oracle). A graph the compiled backward does not cover runs through LibTorch and
 // passes trivially; the summary counts why (fallback_ops "no_backward(...)").
 #include <atomic>
+#include <cstring>
 #include <filesystem>
 
 #include <ATen/ATen.h>
@@ -85,6 +86,17 @@ std::vector<c10::IValue> requiring_grad(std::vector<c10::IValue> inputs, bool f6
   return inputs;
 }
 
+// Bit for bit, NaNs included.
+bool same_bits(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].sizes() != b[i].sizes() || a[i].scalar_type() != b[i].scalar_type()) return false;
+    at::Tensor x = a[i].contiguous(), y = b[i].contiguous();
+    if (std::memcmp(x.data_ptr(), y.data_ptr(), x.nbytes()) != 0) return false;
+  }
+  return true;
+}
+
 void clear_grads(const std::vector<at::Tensor>& params) {
   for (auto p : params) p.mutable_grad() = at::Tensor();
 }
@@ -159,15 +171,21 @@ CaseOutcome check_case_gradients(const FuzzCase& c, const CheckOptions& options)
   for (uint64_t k = 0; k < 3; ++k) {  // the first call captures: its result is the capture's own
     const std::string where = fmt::format("call {}\n", k);
     const uint64_t weights_seed = c.seed * 31 + k;
-    clear_grads(eager_params);
-    std::vector<c10::IValue> eager_in = requiring_grad(make_inputs(c, -1, k), false);
-    at::Tensor eager_loss;
+    // Eager's gradients of this call; run again below when they do not match.
     c10::IValue eager_out;
-    try {
+    auto eager_gradients = [&]() -> std::optional<std::vector<at::Tensor>> {
+      clear_grads(eager_params);
+      std::vector<c10::IValue> eager_in = requiring_grad(make_inputs(c, -1, k), false);
       eager_out = eager.call_eager(eager_in);
-      eager_loss = loss_of(eager_out, weights_seed);
-      if (!eager_loss.defined()) return finish(CaseOutcome::Status::Pass, "", &compiled);  // nothing to differentiate
+      at::Tensor eager_loss = loss_of(eager_out, weights_seed);
+      if (!eager_loss.defined()) return std::nullopt;
       eager_loss.backward();
+      return gradients(eager_params, eager_in);
+    };
+    std::optional<std::vector<at::Tensor>> eager_grads;
+    try {
+      eager_grads = eager_gradients();
+      if (!eager_grads) return finish(CaseOutcome::Status::Pass, "", &compiled);  // nothing to differentiate
     } catch (const std::exception& e) {
       return finish(CaseOutcome::Status::Invalid, fmt::format("eager fails on {}{}", where, e.what()), &compiled);
     }
@@ -201,9 +219,21 @@ CaseOutcome check_case_gradients(const FuzzCase& c, const CheckOptions& options)
     if (options.perturb_compiled_output && k == 2 && !compiled_grads.empty() && compiled_grads[0].numel() > 0) {
       compiled_grads[0].view(-1)[0] += 1e-2 * (1 + compiled_grads[0].abs().max());  // tests: must be reported
     }
-    Comparison cmp = compare_values(as_tuple(compiled_grads),
-                                    as_tuple(gradients(eager_params, eager_in)), oracle_grads ? &*oracle_grads : nullptr,
-                                    options.tol);
+    auto compare = [&](const std::vector<at::Tensor>& reference) {
+      return compare_values(as_tuple(compiled_grads), as_tuple(reference), oracle_grads ? &*oracle_grads : nullptr,
+                            options.tol);
+    };
+    Comparison cmp = compare(*eager_grads);
+    // LibTorch 1.13's CPU gelu_backward reads uninitialised memory when its incoming gradient is
+    // not contiguous (NaN in about one call in seven; tests/fuzz FuzzBugs.EagerGeluBackward...):
+    // a reference that changes between identical runs is no reference. Then each rerun is tried.
+    for (int rerun = 0; !cmp.ok && rerun < 2; ++rerun) {
+      std::vector<at::Tensor> again = *eager_gradients();
+      if (!same_bits(again, *eager_grads)) {
+        ++out.unstable_eager;
+        cmp = compare(again);
+      }
+    }
     if (!cmp.ok) return finish(CaseOutcome::Status::Mismatch, where + "gradient " + cmp.problem, &compiled);
     if (cmp.oracle_used) ++out.oracle_used;
     ++out.calls;

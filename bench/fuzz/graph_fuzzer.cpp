@@ -102,9 +102,9 @@ std::string run_in_child(const std::function<std::string()>& work, int* signal) 
 
 // CaseOutcome through the pipe: a line of counts, a line of fallback ops, the archive, the report.
 std::string serialize(const CaseOutcome& o) {
-  std::string s = fmt::format("{} {} {} {} {} {} {} {} {} {}\n", static_cast<int>(o.status), o.calls, o.kernels,
+  std::string s = fmt::format("{} {} {} {} {} {} {} {} {} {} {}\n", static_cast<int>(o.status), o.calls, o.kernels,
                               o.window_kernels, o.fused_ops, o.extern_calls, o.fallback_calls, o.oracle_used,
-                              o.unexpected_recompiles, o.compiled_backwards);
+                              o.unexpected_recompiles, o.compiled_backwards, o.unstable_eager);
   for (const auto& [op, n] : o.fallback_ops) s += fmt::format("{} {} ", op, n);
   return s + "\n" + o.archive + "\n" + o.report;
 }
@@ -114,7 +114,7 @@ CaseOutcome deserialize(const std::string& text) {
   std::istringstream in(text);
   int status = 0;
   in >> status >> o.calls >> o.kernels >> o.window_kernels >> o.fused_ops >> o.extern_calls >> o.fallback_calls >>
-      o.oracle_used >> o.unexpected_recompiles >> o.compiled_backwards;
+      o.oracle_used >> o.unexpected_recompiles >> o.compiled_backwards >> o.unstable_eager;
   o.status = static_cast<CaseOutcome::Status>(status);
   std::string line;
   std::getline(in, line);
@@ -290,6 +290,7 @@ void add_outcome(FuzzSummary& s, const FuzzCase& c, const CaseOutcome& o) {
   s.oracle_used += o.oracle_used;
   s.unexpected_recompiles += o.unexpected_recompiles;
   s.backward_cases += o.compiled_backwards > 0;
+  s.unstable_eager += o.unstable_eager;
   for (const auto& [op, n] : o.fallback_ops) s.fallback_ops[op] += n;
   switch (o.status) {
     case CaseOutcome::Status::Pass: break;
@@ -365,7 +366,9 @@ std::string summary_line(const FuzzSummary& s) {
       "{:.1f} s",
       s.cases, s.ops, s.calls, s.mismatches, s.errors, s.invalid, s.kernels, s.fused_ops, s.fallback_calls, s.no_kernel,
       s.oracle_used, s.unexpected_recompiles, s.seconds) +
-         (s.gradients ? fmt::format("; gradients: {} cases through a compiled backward", s.backward_cases) : "");
+         (s.gradients ? fmt::format("; gradients: {} cases through a compiled backward, {} eager reruns that differed from "
+                                    "eager's own first run", s.backward_cases, s.unstable_eager)
+                      : "");
 }
 
 std::string coverage_text(const FuzzSummary& s) {

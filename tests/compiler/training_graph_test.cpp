@@ -2,6 +2,7 @@
 // autograd in f64 on small modules (gradcheck-style: the same random loss weights, every parameter
 // and input gradient compared), the rule table covered by those modules, and the sample models
 // trained a few steps compiled and eagerly with equal losses and gradients.
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -210,25 +211,79 @@ TEST(DerivativeRuleTable, EveryRuleIsCrossChecked) {
   EXPECT_TRUE(missing.empty()) << "rules no case exercises: " << fmt::format("{}", fmt::join(missing, ", "));
 }
 
+// A sample compiled (cpp backend, strict) and its eager reference, each with every parameter
+// requiring grad.
+struct TrainedPair {
+  static CompileOptions options() {
+    CompileOptions o;
+    o.backend = "cpp";
+    o.strict = true;
+    return o;
+  }
+  explicit TrainedPair(const std::string& model)
+      : compiled(load_model(sample(model)), options(), nullptr), reference(load_model(sample(model)), options(), nullptr) {
+    for (auto p : compiled.model().module.parameters()) pc.push_back(p.set_requires_grad(true));
+    for (auto p : reference.model().module.parameters()) pr.push_back(p.set_requires_grad(true));
+  }
+  // Every parameter gradient within `rtol` of the reference's, relative to the gradient's scale.
+  void expect_same_gradients(double rtol) const {
+    ASSERT_EQ(pc.size(), pr.size());
+    for (size_t i = 0; i < pc.size(); ++i) {
+      ASSERT_TRUE(pc[i].grad().defined()) << "parameter " << i;
+      double scale = pr[i].grad().abs().max().item<double>();
+      double diff = (pc[i].grad() - pr[i].grad()).abs().max().item<double>();
+      EXPECT_LE(diff, rtol * scale + 1e-6) << "parameter " << i << " " << pr[i].sizes() << ": max abs diff " << diff
+                                           << " of max " << scale;
+    }
+  }
+  CompiledModule compiled, reference;
+  std::vector<at::Tensor> pc, pr;
+};
+
+// At zeros, bounds and NaNs the gradient is a convention, and the convention is LibTorch's:
+// hardtanh/relu6 zero only x <= lo or x >= hi (a NaN passes g), clamp passes g inside [lo, hi]
+// (not at NaN), relu passes g where its output is > 0 or NaN, abs is g * sign(x) with sign 0 at 0.
+TEST(DerivativeRuleEdges, ZerosBoundsAndNaNsGetLibTorchsGradients) {
+  at::AutoGradMode grad(true);
+  TempDir dir;
+  RuleCase c{"edges", {}, {{8}},
+             "def forward(self, x):\n  return (torch.relu6(x), torch.hardtanh(x, -1.0, 1.0), torch.clamp(x, -1.0, 1.0),"
+             " torch.relu(x), torch.abs(x), torch.sqrt(torch.abs(x)))\n"};
+  CompileOptions o;
+  o.backend = "cpp";
+  o.strict = true;
+  CompiledModule compiled(module_for(c, dir), o, nullptr), reference(module_for(c, dir), o, nullptr);
+  const double nan = std::nan("");
+  auto input = [&] {
+    return at::tensor({nan, 0.0, -1.0, 1.0, 6.0, -0.5, 0.5, 7.0}, at::kDouble).requires_grad_(true);
+  };
+  auto grad_of = [&](CompiledModule& m, bool eager) {
+    at::Tensor x = input();
+    std::vector<c10::IValue> in{x};
+    auto out = (eager ? m.call_eager(in) : m.call(in)).toTupleRef().elements();
+    at::Tensor loss = at::zeros({}, at::kDouble);
+    for (const auto& o : out) loss = loss + o.toTensor().sum();
+    loss.backward();
+    return x.grad();
+  };
+  grad_of(compiled, false);  // captures
+  at::Tensor got = grad_of(compiled, false), want = grad_of(reference, true);
+  EXPECT_TRUE(at::allclose(got, want, 1e-12, 1e-12, /*equal_nan=*/true)) << "compiled " << got << "\neager " << want;
+  EXPECT_EQ(compiled.frames()[0]->entries[0]->compiled->report().ir.rfind("# training:", 0), 0u);
+}
+
 // A sample trained `steps` SGD steps compiled and through LibTorch (cross-entropy on the output's
 // last dimension): losses equal, and every parameter gradient within the f32 tolerance of compiled
 // code relative to the gradient's scale, step after step (the parameters move between them).
 void expect_training_matches(const std::string& model, const std::string& input, int64_t classes, int64_t steps) {
   at::AutoGradMode grad(true);
-  CompileOptions o;
-  o.backend = "cpp";
-  o.strict = true;
-  CompiledModule compiled(load_model(sample(model)), o, nullptr);
-  CompiledModule reference(load_model(sample(model)), o, nullptr);
-  std::vector<at::Tensor> pc, pr;
-  for (auto p : compiled.model().module.parameters()) pc.push_back(p.set_requires_grad(true));
-  for (auto p : reference.model().module.parameters()) pr.push_back(p.set_requires_grad(true));
-  ASSERT_EQ(pc.size(), pr.size());
+  TrainedPair pair(model);
+  CompiledModule& compiled = pair.compiled;
   compiled.call(testing::inputs_for({input}, 99));  // captures; the compiled graphs answer from here on
   for (int64_t step = 0; step < steps; ++step) {
     SCOPED_TRACE(fmt::format("{} step {}", model, step));
     auto in = testing::inputs_for({input}, step);
-    at::Tensor out_c = compiled.call(in).toTensor(), out_r = reference.call_eager(in).toTensor();
+    at::Tensor out_c = compiled.call(in).toTensor(), out_r = pair.reference.call_eager(in).toTensor();
     EXPECT_EQ(out_c.grad_fn()->name(), "tcprof::CompiledBackward");
     at::Tensor target = at::randint(0, classes, {out_r.numel() / classes}, at::kLong);
     at::Tensor lc = at::cross_entropy_loss(out_c.reshape({-1, classes}), target);
@@ -236,17 +291,13 @@ void expect_training_matches(const std::string& model, const std::string& input,
     EXPECT_NEAR(lc.item<double>(), lr.item<double>(), 1e-4 * std::abs(lr.item<double>()));
     lc.backward();
     lr.backward();
+    pair.expect_same_gradients(1e-3);
     at::NoGradGuard no_grad;
-    for (size_t i = 0; i < pc.size(); ++i) {
-      ASSERT_TRUE(pc[i].grad().defined()) << "parameter " << i;
-      double scale = pr[i].grad().abs().max().item<double>();
-      double diff = (pc[i].grad() - pr[i].grad()).abs().max().item<double>();
-      EXPECT_LE(diff, 1e-3 * scale + 1e-6) << "parameter " << i << " " << pr[i].sizes() << ": max abs diff " << diff
-                                           << " of max " << scale;
-      pc[i].sub_(pc[i].grad() * 0.05);
-      pr[i].sub_(pr[i].grad() * 0.05);
-      pc[i].mutable_grad() = at::Tensor();
-      pr[i].mutable_grad() = at::Tensor();
+    for (auto* params : {&pair.pc, &pair.pr}) {
+      for (auto& p : *params) {
+        p.sub_(p.grad() * 0.05);
+        p.mutable_grad() = at::Tensor();
+      }
     }
   }
   ASSERT_EQ(compiled.frames().size(), 1u);
@@ -323,27 +374,17 @@ TEST(TrainingPartition, RecomputesWhatFusesAndSavesWhatAGemmReads) {
 // loss is then part of the training graph, its gradient computed by the compiled backward.
 TEST(CompiledTraining, AModelThatReturnsItsLossHasItInTheCompiledBackward) {
   at::AutoGradMode grad(true);
-  CompileOptions o;
-  o.backend = "cpp";
-  o.strict = true;
-  CompiledModule compiled(load_model(sample("gpt_tiny_loss")), o, nullptr);
-  CompiledModule reference(load_model(sample("gpt_tiny_loss")), o, nullptr);
-  std::vector<at::Tensor> pc, pr;
-  for (auto p : compiled.model().module.parameters()) pc.push_back(p.set_requires_grad(true));
-  for (auto p : reference.model().module.parameters()) pr.push_back(p.set_requires_grad(true));
+  TrainedPair pair("gpt_tiny_loss");
+  CompiledModule& compiled = pair.compiled;
   auto in = testing::inputs_for({"i64[2,16](0,512)", "i64[2,16](0,512)"});
   compiled.call(in);
-  at::Tensor lc = compiled.call(in).toTensor(), lr = reference.call_eager(in).toTensor();
+  at::Tensor lc = compiled.call(in).toTensor(), lr = pair.reference.call_eager(in).toTensor();
   ASSERT_EQ(lc.dim(), 0);
   EXPECT_EQ(lc.grad_fn()->name(), "tcprof::CompiledBackward");
   EXPECT_NEAR(lc.item<double>(), lr.item<double>(), 1e-5 * std::abs(lr.item<double>()));
   lc.backward();
   lr.backward();
-  for (size_t i = 0; i < pc.size(); ++i) {
-    ASSERT_TRUE(pc[i].grad().defined()) << "parameter " << i;
-    double scale = pr[i].grad().abs().max().item<double>();
-    EXPECT_LE((pc[i].grad() - pr[i].grad()).abs().max().item<double>(), 1e-3 * scale + 1e-6) << "parameter " << i;
-  }
+  pair.expect_same_gradients(1e-3);
   const CompileReport& r = compiled.frames()[0]->entries[0]->compiled->report();
   for (const auto& h : r.hints) EXPECT_NE(h.kind, "autograd") << h.message;
 }
@@ -353,25 +394,16 @@ TEST(CompiledTraining, AModelThatReturnsItsLossHasItInTheCompiledBackward) {
 // tensors that cross the break, and the gradients equal eager's.
 TEST(CompiledTraining, GraphBreaksSplitTheStepIntoGraphsEachWithItsBackward) {
   at::AutoGradMode grad(true);
-  CompileOptions o;
-  o.backend = "cpp";
-  o.strict = true;
-  CompiledModule compiled(load_model(sample("submodule_break")), o, nullptr);
-  CompiledModule reference(load_model(sample("submodule_break")), o, nullptr);
-  std::vector<at::Tensor> pc, pr;
-  for (auto p : compiled.model().module.parameters()) pc.push_back(p.set_requires_grad(true));
-  for (auto p : reference.model().module.parameters()) pr.push_back(p.set_requires_grad(true));
+  TrainedPair pair("submodule_break");
+  CompiledModule& compiled = pair.compiled;
   auto in = testing::inputs_for({"f32[4,8]"});
   compiled.call(in);  // captures every frame
-  at::Tensor out_c = compiled.call(in).toTensor(), out_r = reference.call_eager(in).toTensor();
+  at::Tensor out_c = compiled.call(in).toTensor(), out_r = pair.reference.call_eager(in).toTensor();
   EXPECT_EQ(out_c.grad_fn()->name(), "tcprof::CompiledBackward");
   at::Tensor w = at::randn(out_r.sizes());
   (out_c * w).sum().backward();
   (out_r * w).sum().backward();
-  for (size_t i = 0; i < pc.size(); ++i) {
-    ASSERT_TRUE(pc[i].grad().defined()) << "parameter " << i;
-    EXPECT_TRUE(at::allclose(pc[i].grad(), pr[i].grad(), 1e-4, 1e-5)) << "parameter " << i;
-  }
+  pair.expect_same_gradients(1e-4);
   int training_graphs = 0, graphs = 0;
   for (const auto& f : compiled.frames()) {
     for (const auto& e : f->entries) {

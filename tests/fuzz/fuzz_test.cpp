@@ -74,11 +74,12 @@ void expect_matches_eager(const FuzzCase& c) {
 
 // ---- the random run ---------------------------------------------------------------------------
 
-FuzzSummary short_run(uint64_t seed, int cases) {
+FuzzSummary short_run(uint64_t seed, int cases, bool gradients = false) {
   use_private_kernel_cache();
   FuzzOptions options;
   options.seed = seed;
   options.cases = cases;
+  options.gradients = gradients;
   options.log = &std::cout;
   // Patterns of the open bugs below are left out here so that this test guards everything else;
   // fuzz_graphs generates them unless --avoid-known-bugs.
@@ -132,21 +133,8 @@ TEST(FuzzRandomGraphs, AShardRunsTheSameCasesAsTheWholeRun) {
 
 // ---- gradients through the compiled training graphs (fuzz_graphs --backward) ------------------
 
-FuzzSummary short_gradient_run(uint64_t seed, int cases) {
-  use_private_kernel_cache();
-  FuzzOptions options;
-  options.seed = seed;
-  options.cases = cases;
-  options.gradients = true;
-  options.log = &std::cout;
-  options.generator.known_bug_patterns = false;
-  FuzzSummary s = run_fuzz(options);
-  std::cout << summary_line(s) << "\n" << coverage_text(s);
-  return s;
-}
-
 TEST(FuzzGradients, RandomGraphsHaveEagerGradients) {
-  FuzzSummary s = short_gradient_run(20261125, 60);
+  FuzzSummary s = short_run(20261125, 60, /*gradients=*/true);
   EXPECT_EQ(s.mismatches, 0) << (s.failures.empty() ? "" : s.failures.front());
   EXPECT_EQ(s.errors, 0) << (s.failures.empty() ? "" : s.failures.front());
   // Eager autograd itself rejects a few random programs (an in-place op on a value its backward
@@ -583,18 +571,40 @@ TEST(FuzzBugs, AutomaticDynamicMarksEveryChangedInput) {
 }
 
 // The gradient cases the first 1,000-case fuzz_graphs --backward run (seed 2026) found: eager had
-// NaN where the compiled backward had 0 (sqrt(abs(x)) at x = 0: inf * sign(0); abs of NaN; relu6 and
-// hardtanh on NaN, which LibTorch's hardtanh_backward passes through).
+// NaN where the compiled backward had 0 (sqrt(abs(x)) at x = 0: inf * sign(0); abs of NaN). The
+// fifth, 131606675697776, was LibTorch's own (the next test).
 TEST(FuzzBugs, GradientsAtZerosAndNaNsFollowLibTorch) {
   use_private_kernel_cache();
   static tcprof::testing::TempDir work;
   CheckOptions options;
   options.work_dir = work.path().string();
   options.gradients = true;
-  for (uint64_t seed : {21567284880052ULL, 91051637102658ULL, 258271313106787ULL, 271774741542128ULL, 131606675697776ULL}) {
+  for (uint64_t seed : {21567284880052ULL, 91051637102658ULL, 258271313106787ULL, 271774741542128ULL}) {
     CaseOutcome out = check_case(generate_case(seed), options);
     EXPECT_EQ(out.status, Status::Pass) << "fuzz_graphs --backward --case " << seed << "\n" << out.report;
     EXPECT_GT(out.calls, 0) << seed;
+  }
+}
+
+// LibTorch 1.13's CPU gelu_backward with a non-contiguous incoming gradient (a permute after the
+// GELU) returns NaN at random elements in some calls: it reads memory it never wrote. The gradient
+// check reruns eager when it disagrees and uses a rerun when eager itself changed; this test shows
+// the LibTorch behaviour (so the workaround can go when it is fixed) and that the case passes.
+TEST(FuzzBugs, EagerGeluBackwardIsNondeterministicForANonContiguousGradient) {
+  at::manual_seed(3);
+  at::Tensor x = at::randn({8, 2, 5, 3}) + 1, g = at::randn({8, 3, 5, 2}).permute({0, 3, 2, 1});
+  at::Tensor first = at::gelu_backward(g, x);
+  int differing = 0;
+  for (int i = 0; i < 200; ++i) differing += !at::gelu_backward(g, x).equal(first) || first.isnan().any().item<bool>();
+  if (differing == 0) GTEST_SKIP() << "this LibTorch's gelu_backward is deterministic here";
+  use_private_kernel_cache();
+  static tcprof::testing::TempDir work;
+  CheckOptions options;
+  options.work_dir = work.path().string();
+  options.gradients = true;
+  for (int run = 0; run < 4; ++run) {
+    CaseOutcome out = check_case(generate_case(131606675697776ULL), options);
+    EXPECT_EQ(out.status, Status::Pass) << out.report;
   }
 }
 
