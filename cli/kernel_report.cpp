@@ -38,10 +38,15 @@ void write_stats_table(fmt::memory_buffer& out, const std::vector<analysis::Kern
   if (stats.size() > shown) fmt::format_to(o, "    … {} more\n", stats.size() - shown);
 }
 
+// "graph 5 (compile 0/0)"; a graph compiled from a captured one names its kind after the compile
+// ("graph 6 (0/0 aot_backward)"), and one outside any compile its kind alone ("graph 1 (optimizer)").
 std::string graph_label(const GraphKernelTime& g) {
   if (g.graph_id == 0) return "outside graphs";
-  return fmt::format("graph {} ({})", g.graph_id & 0xffffffff,
-                     g.compile_label.empty() ? "no compile" : "compile " + g.compile_label);
+  const bool captured = g.graph_kind == "captured" || g.graph_kind == "dynamo";
+  std::string what = g.compile_label.empty() ? (captured ? "no compile" : g.graph_kind)
+                     : captured              ? "compile " + g.compile_label
+                                             : g.compile_label + " " + g.graph_kind;
+  return fmt::format("graph {} ({})", g.graph_id & 0xffffffff, what);
 }
 
 // Where call time went apart from kernels: compiles that ran inside a call (a call that misses

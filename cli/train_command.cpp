@@ -63,6 +63,15 @@ void train(const TrainOptions& o) {
   const KernelKey optimizer_key =
       s.profiler->key(fmt::format("optimizer step ({})", optimizer.name), optimizer.name.rfind("fused", 0) == 0 ? "generated" : "extern");
   const KernelKey backward_key = s.profiler->key("backward (autograd)", "eager");
+  // The optimizer step is a graph of its own in the store (kind "optimizer", no compile): its
+  // description as IR, the generated kernel as code, and its time attributed to it.
+  Id optimizer_graph = 0;
+  if (s.writer) {
+    optimizer_graph = s.writer->next_id();
+    GraphEvent g{optimizer_graph, 0, static_cast<int>(params.size()), optimizer.description, optimizer.code};
+    g.kind = "optimizer";
+    s.writer->record(g);
+  }
   // Each phase's time is its host time; on a GPU the phase ends by waiting for the device, so it
   // is the phase's GPU time too (kernels are asynchronous).
   auto phase_end = [&] {
@@ -105,7 +114,7 @@ void train(const TrainOptions& o) {
       }
       int64_t backward_end = phase_end();
       {
-        auto timed = s.profiler->time(optimizer_key, 0);  // the step's own row in the kernel table
+        auto timed = s.profiler->time(optimizer_key, optimizer_graph);  // its own row in the kernel table
         optimizer.step();
       }
       int64_t optimizer_end = phase_end();

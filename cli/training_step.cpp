@@ -88,12 +88,17 @@ OptimizerStep make_optimizer(const std::string& optimizer, double lr, std::vecto
     f.kind = optimizer;
     f.lr = lr;
     auto step = std::make_shared<FusedOptimizer>(params, f);
-    return {"fused " + optimizer, [step] { step->zero_grad(); }, [step] { step->step(); }};
+    return {"fused " + optimizer, "fused " + step->describe(), FusedOptimizer::source(), [step] { step->zero_grad(); },
+            [step] { step->step(); }};
   }
   std::shared_ptr<torch::optim::Optimizer> opt;
   if (optimizer == "sgd") opt = std::make_shared<torch::optim::SGD>(params, torch::optim::SGDOptions(lr));
   else opt = std::make_shared<torch::optim::Adam>(params, torch::optim::AdamOptions(lr));
-  return {"torch::optim " + optimizer, [opt] { opt->zero_grad(); }, [opt] { opt->step(); }};
+  int64_t elements = 0;
+  for (const auto& p : params) elements += p.numel();
+  std::string description = fmt::format("torch::optim {} over {} parameters, {:.2f} M elements: lr {}", optimizer,
+                                        params.size(), static_cast<double>(elements) / 1e6, lr);
+  return {"torch::optim " + optimizer, description, "", [opt] { opt->zero_grad(); }, [opt] { opt->step(); }};
 }
 
 std::string backward_note(const CompiledModule& m, const std::string& backend) {

@@ -359,12 +359,13 @@ std::vector<GraphKernelTime> RunReader::graph_kernel_times(Id run_id) const {
   }
   auto st = db_->prepare(
       "SELECT coalesce(k.graph_id,0), coalesce(k.kind,''), coalesce(c.compile_id,''), sum(k.n), "
-      "sum(k.t) FROM (" + rows + ") k LEFT JOIN graphs g ON g.id=k.graph_id "
+      "sum(k.t), " + std::string(schema_version_ >= 3 ? "coalesce(max(g.kind),'captured')" : "'captured'") +
+      " FROM (" + rows + ") k LEFT JOIN graphs g ON g.id=k.graph_id "
       "LEFT JOIN compiles c ON c.id=g.compile_id GROUP BY 1, 2 ORDER BY 1, 5 DESC, 2");
   st.bind(1, run_id);
   std::vector<GraphKernelTime> out;
   while (st.step()) {
-    out.push_back({st.int64(0), st.text(2), st.text(1), st.int64(3), st.int64(4)});
+    out.push_back({st.int64(0), st.text(2), st.text(1), st.int64(3), st.int64(4), st.text(5)});
   }
   return out;
 }

@@ -139,8 +139,9 @@ struct KernelSummaryRow {
 struct GraphKernelTime {
   Id graph_id = 0;
   std::string compile_label;  // of the graph's compile; empty for kernels outside any graph
-  std::string kind;
+  std::string kind;           // of the kernels
   int64_t instances = 0, total_ns = 0;
+  std::string graph_kind = "captured";  // of the graph (GraphRow::kind)
 };
 
 // One graph_breaks row with the frame whose graph it ended (through its compile).

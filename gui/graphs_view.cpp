@@ -86,8 +86,9 @@ void GraphsView::setRun(const RunDataPtr& run) {
       const FrameRow* frame = c ? run_->frame(c->frame_id) : nullptr;
       // The compile id names a graph as Dynamo's logs do ("0/1"); an imported compile has several
       // graphs (dynamo, aot_forward, ...), told apart by their kind.
+      // A graph without a compile (the training step's optimizer) is named by its kind alone.
       QString label = q(g.compile_label);
-      if (g.kind != "captured") label += " " + q(g.kind);
+      if (g.kind != "captured") label += (label.isEmpty() ? "" : " ") + q(g.kind);
       TableModel::Row row;
       row << TableModel::text(label) << TableModel::text(frame ? q(frame->name) : QString())
           << TableModel::count(g.op_count) << TableModel::count(guards)

@@ -119,6 +119,19 @@ FusedOptimizer::FusedOptimizer(std::vector<at::Tensor> params, FusedOptimizerOpt
   step_fn_ = reinterpret_cast<StepFn>(library_->symbol(adam ? "tcprof_adam_step" : "tcprof_sgd_step"));
 }
 
+const char* FusedOptimizer::source() { return kSource; }
+
+std::string FusedOptimizer::describe() const {
+  int64_t elements = 0;
+  for (const auto& p : params_) elements += p.numel();
+  std::string what = fmt::format("{} over {} parameters, {:.2f} M elements: lr {}", options_.kind, params_.size(),
+                                 static_cast<double>(elements) / 1e6, options_.lr);
+  if (options_.kind == "adam") what += fmt::format(", betas {} {}, eps {}", options_.beta1, options_.beta2, options_.eps);
+  if (options_.kind == "sgd" && options_.momentum != 0) what += fmt::format(", momentum {}", options_.momentum);
+  if (options_.weight_decay != 0) what += fmt::format(", weight decay {}", options_.weight_decay);
+  return what;
+}
+
 void FusedOptimizer::zero_grad() {
   for (auto& p : params_) {
     if (p.grad().defined()) p.mutable_grad().zero_();

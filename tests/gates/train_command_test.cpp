@@ -68,7 +68,8 @@ TEST(TrainCommand, LossFallsAndStepsAreRecorded) {
 
 // A compiled training graph is one compile with three graph rows, as PyTorch's logs have a Dynamo
 // graph and its AOT forward and backward: the captured graph (the one graphs count), then the
-// forward and the backward graph, each with its own kernels; and the joint/partition phases.
+// forward and the backward graph, each with its own kernels; and the joint/partition phases. The
+// optimizer step is a graph row of its own, outside any compile.
 TEST(TrainCommand, EachCompileRecordsItsForwardAndBackwardGraphs) {
   TempDir dir;
   std::string db = dir.file("train.db");
@@ -76,8 +77,15 @@ TEST(TrainCommand, EachCompileRecordsItsForwardAndBackwardGraphs) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   RunReader reader(db);
   Id run = reader.runs().at(0).id;
-  auto graphs = reader.graphs(run);
-  ASSERT_EQ(graphs.size(), 3u);
+  auto all_graphs = reader.graphs(run);
+  ASSERT_EQ(all_graphs.size(), 4u);
+  // The optimizer step first, as a graph of its own: no compile, the fused kernel as its code.
+  const GraphRow optimizer = all_graphs[0];
+  EXPECT_EQ(optimizer.kind, "optimizer");
+  EXPECT_EQ(optimizer.compile_id, 0);
+  EXPECT_NE(optimizer.code.find("tcprof_adam_step"), std::string::npos);
+  EXPECT_EQ(optimizer.ir.rfind("fused adam over ", 0), 0u) << optimizer.ir;
+  std::vector<GraphRow> graphs(all_graphs.begin() + 1, all_graphs.end());
   EXPECT_EQ(graphs[0].kind, "captured");
   EXPECT_EQ(graphs[1].kind, "aot_forward");
   EXPECT_EQ(graphs[2].kind, "aot_backward");
@@ -90,6 +98,7 @@ TEST(TrainCommand, EachCompileRecordsItsForwardAndBackwardGraphs) {
   ASSERT_FALSE(kernels_of[graphs[2].id].empty());
   for (const auto& name : kernels_of[graphs[2].id]) EXPECT_EQ(name.rfind("bwd ", 0), 0u) << name;
   for (const auto& name : kernels_of[graphs[1].id]) EXPECT_NE(name.rfind("bwd ", 0), 0u) << name;
+  EXPECT_EQ(kernels_of[optimizer.id], std::set<std::string>{"optimizer step (fused adam)"});
   std::set<std::string> phases;
   for (const auto& p : reader.compile_phases(run)) phases.insert(p.phase);
   for (const char* p : {"capture", "joint", "partition", "codegen", "backward_codegen"}) EXPECT_TRUE(phases.count(p)) << p;
