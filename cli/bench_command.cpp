@@ -103,9 +103,11 @@ void add_bench_command(CLI::App& app) {
   // TorchScript baseline of a big CNN; a user who only wants eager vs tcprof skips it.
   cmd->add_flag("!--no-torchscript", o->torchscript, "Skip TorchScript's optimised executor (its own compile can take minutes)");
   cmd->add_flag("--train", o->train,
-                "Time a training step (forward, loss, backward, optimizer step) instead of inference; needs --target");
+                "Time a training step (forward, loss, backward, optimizer step) instead of inference; needs --target "
+                "(or --loss model)");
   cmd->add_option("--target,-t", o->target, "With --train: the target spec, as train's (i64[4,128](0,512), f32[8,10])");
-  cmd->add_option("--loss", o->loss, "With --train: mse | cross_entropy")->capture_default_str();
+  cmd->add_option("--loss", o->loss, "With --train: mse | cross_entropy | model (forward returns its loss)")
+      ->capture_default_str();
   cmd->add_option("--optimizer", o->optimizer, "With --train: sgd | adam")->capture_default_str();
   cmd->add_option("--lr", o->lr, "With --train: learning rate")->capture_default_str();
   cmd->callback([o] {

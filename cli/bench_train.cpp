@@ -67,7 +67,6 @@ double ms(const std::vector<int64_t>& samples) { return analysis::median(samples
 
 void run_train_bench(const TrainBenchOptions& o) {
   if (o.threads < 1 || o.iters < 1 || o.warmup < 0) throw Error(ErrorKind::Usage, "--threads and --iters must be at least 1");
-  if (o.target.empty()) throw Error(ErrorKind::Usage, "bench --train needs --target (like train's: i64[4,128](0,512))");
   LossOptions loss_options = parse_loss_options(o.loss, o.target, o.model.seed);
   check_optimizer_name(o.optimizer);
   if (o.model.device != "cpu") throw Error(ErrorKind::Usage, "bench --train measures CPU training steps (--device cpu)");

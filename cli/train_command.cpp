@@ -1,4 +1,4 @@
-// `tcprof train MODEL --input ... --target SPEC --loss mse|cross_entropy --optimizer sgd|adam`:
+// `tcprof train MODEL --input ... (--target SPEC --loss mse|cross_entropy | --loss model) --optimizer sgd|adam`:
 // trains on seeded synthetic data through the compiled module and records every step (duration,
 // loss) next to the breaks, recompiles and kernels the forward passes produce. Under the cpp backend
 // each graph's forward and backward are compiled (compiler/autodiff) where every op has a
@@ -193,9 +193,9 @@ void add_train_command(CLI::App& app) {
   add_model_options(cmd, o->model, true);
   cmd->add_option("--target,-t", o->target,
                   "Target spec, like --input: f32[8,10] for mse, i64[8](0,10) class indices for "
-                  "cross_entropy; sizes follow the output")
-      ->required();
-  cmd->add_option("--loss", o->loss, "mse | cross_entropy")->capture_default_str();
+                  "cross_entropy; sizes follow the output");
+  cmd->add_option("--loss", o->loss, "mse | cross_entropy | model (forward returns its loss; no --target)")
+      ->capture_default_str();
   cmd->add_option("--optimizer", o->optimizer, "sgd | adam")->capture_default_str();
   cmd->add_option("--lr", o->lr, "Learning rate")->capture_default_str();
   cmd->add_option("--steps", o->steps, "Optimizer steps")->capture_default_str();

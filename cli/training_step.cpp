@@ -22,12 +22,23 @@ at::Tensor make_target(const InputSpec& spec, const std::vector<int64_t>& sizes,
 }  // namespace
 
 LossOptions parse_loss_options(const std::string& loss, const std::string& target, uint64_t seed) {
-  if (loss != "mse" && loss != "cross_entropy") {
-    throw Error(ErrorKind::Usage, fmt::format("unknown --loss '{}' (use mse or cross_entropy)", loss));
+  if (loss != "mse" && loss != "cross_entropy" && loss != "model") {
+    throw Error(ErrorKind::Usage, fmt::format("unknown --loss '{}' (use mse, cross_entropy, or model when forward "
+                                              "returns the loss)", loss));
   }
   LossOptions o;
   o.loss = loss;
   o.seed = seed;
+  if (loss == "model") {
+    if (!target.empty()) {
+      throw Error(ErrorKind::Usage, "--target is not used with --loss model: the model computes its loss from its inputs");
+    }
+    return o;
+  }
+  if (target.empty()) {
+    throw Error(ErrorKind::Usage, fmt::format("--loss {} needs --target (like f32[8,10] for mse, i64[8](0,10) for "
+                                              "cross_entropy); use --loss model when forward returns the loss", loss));
+  }
   o.target = parse_input_spec(target);
   if (o.target.kind != InputSpec::Kind::Tensor) {
     throw Error(ErrorKind::Usage, fmt::format("--target {} must be a tensor spec such as f32[8,10] or i64[8](0,10)", target));
@@ -57,6 +68,13 @@ at::Tensor first_tensor(const c10::IValue& v) {
 }
 
 at::Tensor compute_loss(const LossOptions& o, const at::Tensor& out, int64_t batch) {
+  if (o.loss == "model") {  // forward returned its loss (alone, or first as in (loss, logits))
+    if (out.numel() != 1) {
+      throw Error(ErrorKind::Usage, fmt::format("--loss model: the model's first output must be its scalar loss; it is "
+                                                "[{}] (give --loss and --target to compute one)", fmt::join(out.sizes(), ",")));
+    }
+    return out.reshape({});
+  }
   const InputSpec& target_spec = o.target;
   std::vector<int64_t> out_sizes(out.sizes().begin(), out.sizes().end());
   if (o.loss == "mse") {

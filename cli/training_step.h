@@ -16,12 +16,13 @@
 namespace tcprof::cli {
 
 struct LossOptions {
-  std::string loss = "mse";  // mse | cross_entropy
+  std::string loss = "mse";  // mse | cross_entropy | model (forward returns the loss; no target)
   InputSpec target;          // dtype and value range; sizes follow the output
   uint64_t seed = 0;
 };
 
-// Throws Error(Usage) for an unknown loss or optimizer, or a --target that is not a tensor spec.
+// Throws Error(Usage) for an unknown loss or optimizer, a --target that is not a tensor spec, or
+// a --target missing (mse, cross_entropy) or given (model).
 LossOptions parse_loss_options(const std::string& loss, const std::string& target, uint64_t seed);
 void check_optimizer_name(const std::string& optimizer);
 

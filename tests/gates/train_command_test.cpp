@@ -144,6 +144,29 @@ TEST(TrainCommand, ExplainGradShowsWhatTheBackwardSavesAndRecomputes) {
   EXPECT_TRUE(nlohmann::json::parse(inference.output)["graphs"][0]["training"].is_null());
 }
 
+// A model whose forward returns its loss (GPT with F.cross_entropy inside) trains with --loss model:
+// no --target, the loss compiled into the training graph.
+TEST(TrainCommand, LossModelTrainsAModelThatReturnsItsLoss) {
+  TempDir dir;
+  const std::string inputs = " --input 'i64[2,16](0,512)' --input 'i64[2,16](0,512)' ";
+  auto r = tcprof("train " + sample_model("gpt_tiny_loss") + inputs +
+                  "--loss model --optimizer adam --lr 0.01 --steps 12 --batches 2 --json --db " + dir.file("l.db"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output);
+  EXPECT_LT(j["loss_last"].get<double>(), 0.8 * j["loss_first"].get<double>()) << r.output;
+  EXPECT_EQ(j["note"].get<std::string>(), "compiled forward and backward for 1 of 1 graph");
+  std::string base = "train " + sample_model("gpt_tiny_loss") + inputs + "--steps 1 --db none ";
+  auto with_target = tcprof(base + "--loss model --target 'i64[2,16](0,512)' 2>&1");
+  EXPECT_EQ(with_target.exit_code, 2) << with_target.output;
+  EXPECT_NE(with_target.output.find("--target is not used with --loss model"), std::string::npos) << with_target.output;
+  auto no_target = tcprof(base + "--loss cross_entropy 2>&1");
+  EXPECT_EQ(no_target.exit_code, 2) << no_target.output;
+  EXPECT_NE(no_target.output.find("use --loss model when forward returns the loss"), std::string::npos) << no_target.output;
+  auto not_a_loss = tcprof("train " + sample_model("gpt_tiny") + " --input 'i64[2,16](0,512)' --loss model --steps 1 --db none 2>&1");
+  EXPECT_EQ(not_a_loss.exit_code, 2) << not_a_loss.output;
+  EXPECT_NE(not_a_loss.output.find("must be its scalar loss; it is [2,16,512]"), std::string::npos) << not_a_loss.output;
+}
+
 TEST(TrainCommand, MseWithSgdOnTheCnn) {
   TempDir dir;
   auto r = tcprof("train " + sample_model("cnn") + " --input 'f32[4,3,32,32]' --target 'f32[4,10]' --loss mse "
