@@ -108,8 +108,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--target,-t", o->target, "With --train: the target spec, as train's (i64[4,128](0,512), f32[8,10])");
   cmd->add_option("--loss", o->loss, "With --train: mse | cross_entropy | model (forward returns its loss)")
       ->capture_default_str();
-  cmd->add_option("--optimizer", o->optimizer, "With --train: sgd | adam")->capture_default_str();
-  cmd->add_option("--lr", o->lr, "With --train: learning rate")->capture_default_str();
+  add_optimizer_options(cmd, o->optimizer, "With --train: ");
   cmd->callback([o] {
     if (o->train) return run_train_bench(*o);
     if (!o->target.empty()) throw Error(ErrorKind::Usage, "--target is for a training bench: add --train");

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/model_command.h"
+#include "cli/training_step.h"
 
 namespace tcprof::cli {
 
@@ -15,8 +16,7 @@ struct TrainBenchOptions {
   int warmup = 5;
   std::string target;  // required with --train
   std::string loss = "cross_entropy";
-  std::string optimizer = "adam";
-  double lr = 1e-3;
+  OptimizerChoice optimizer{"adam", 1e-3};
 };
 
 void run_train_bench(const TrainBenchOptions& o);

@@ -68,11 +68,12 @@ double ms(const std::vector<int64_t>& samples) { return analysis::median(samples
 void run_train_bench(const TrainBenchOptions& o) {
   if (o.threads < 1 || o.iters < 1 || o.warmup < 0) throw Error(ErrorKind::Usage, "--threads and --iters must be at least 1");
   LossOptions loss_options = parse_loss_options(o.loss, o.target, o.model.seed);
-  check_optimizer_name(o.optimizer);
+  check_optimizer(o.optimizer);
   if (o.model.device != "cpu") throw Error(ErrorKind::Usage, "bench --train measures CPU training steps (--device cpu)");
   set_intra_op_threads(o.threads);
   nlohmann::json extra = {{"iters", o.iters}, {"threads", o.threads}, {"train", true}, {"target", o.target},
-                          {"loss", o.loss}, {"optimizer", o.optimizer}, {"lr", o.lr}};
+                          {"loss", o.loss}, {"optimizer", o.optimizer.kind}, {"lr", o.optimizer.lr},
+                          {"weight_decay", o.optimizer.weight_decay}, {"momentum", o.optimizer.momentum}};
   ModelSession s = open_model_session(o.model, "bench", config_json(o.model, extra.dump()));
   const double load_before = load_average();
   auto inputs = s.inputs->make(0);
@@ -81,7 +82,7 @@ void run_train_bench(const TrainBenchOptions& o) {
   // Eager: LibTorch's interpreter op by op (graph executor optimisations off), torch::optim.
   Trainer eager{"eager LibTorch", copy_of(s.model), {}, {}, {}, {}, {}};
   eager.params = trainable(eager.model);
-  eager.optimizer = make_optimizer(o.optimizer, o.lr, eager.params, false);
+  eager.optimizer = make_optimizer(o.optimizer, eager.params, false);
   torch::jit::Method eager_forward = eager.model.module.get_method(eager.model.method);
   eager.forward = [eager_forward](const std::vector<c10::IValue>& in) mutable {
     torch::jit::GraphOptimizerEnabledGuard off(false);
@@ -95,7 +96,7 @@ void run_train_bench(const TrainBenchOptions& o) {
   if (options.backend == "cpp") options.kernel_cache_dir = cache_dir;
   Trainer tcprof{"tcprof (" + o.model.backend + ")", copy_of(s.model), {}, {}, {}, {}, {}};
   tcprof.params = trainable(tcprof.model);
-  tcprof.optimizer = make_optimizer(o.optimizer, o.lr, tcprof.params, o.model.backend == "cpp");
+  tcprof.optimizer = make_optimizer(o.optimizer, tcprof.params, o.model.backend == "cpp");
   auto compiled = std::make_shared<CompiledModule>(tcprof.model, options, s.writer.get(), nullptr);
   tcprof.forward = [compiled](const std::vector<c10::IValue>& in) { return compiled->call(in); };
 
@@ -155,7 +156,7 @@ void run_train_bench(const TrainBenchOptions& o) {
     return;
   }
   std::cout << fmt::format("bench --train {} ({}, {} {}, {} thread{}, median of {} steps)\n", o.model.model,
-                           fmt::join(o.model.inputs, " "), o.loss, o.optimizer, o.threads, o.threads == 1 ? "" : "s",
+                           fmt::join(o.model.inputs, " "), o.loss, o.optimizer.kind, o.threads, o.threads == 1 ? "" : "s",
                            o.iters);
   std::cout << fmt::format("  {:<34} {:>10} {:>9} {:>15} {:>9}\n", "executor", "ms/step", "vs eager", "optimizer ms",
                            "vs eager");

@@ -1,4 +1,4 @@
-// `tcprof train MODEL --input ... (--target SPEC --loss mse|cross_entropy | --loss model) --optimizer sgd|adam`:
+// `tcprof train MODEL --input ... (--target SPEC --loss mse|cross_entropy | --loss model) --optimizer sgd|adam|adamw`:
 // trains on seeded synthetic data through the compiled module and records every step (duration,
 // loss) next to the breaks, recompiles and kernels the forward passes produce. Under the cpp backend
 // each graph's forward and backward are compiled (compiler/autodiff) where every op has a
@@ -35,8 +35,7 @@ struct TrainOptions {
   ModelOptions model;
   std::string target;
   std::string loss = "mse";
-  std::string optimizer = "sgd";
-  double lr = 0.01;
+  OptimizerChoice optimizer;  // sgd, lr 0.01
   int64_t steps = 20;
   int64_t batches = 8;
   std::string amp = "off";  // bf16: autocast around forward and loss
@@ -45,12 +44,12 @@ struct TrainOptions {
 void train(const TrainOptions& o) {
   if (o.steps < 1) throw Error(ErrorKind::Usage, "--steps must be at least 1");
   if (o.batches < 1) throw Error(ErrorKind::Usage, "--batches must be at least 1");
-  if (o.lr <= 0) throw Error(ErrorKind::Usage, "--lr must be positive");
   LossOptions loss_options = parse_loss_options(o.loss, o.target, o.model.seed);
-  check_optimizer_name(o.optimizer);
+  check_optimizer(o.optimizer);
   c10::ScalarType amp = parse_amp(o.amp);
-  nlohmann::json extra = {{"steps", o.steps}, {"target", o.target}, {"loss", o.loss}, {"optimizer", o.optimizer},
-                          {"lr", o.lr}, {"batches", o.batches}, {"amp", o.amp}};
+  nlohmann::json extra = {{"steps", o.steps}, {"target", o.target}, {"loss", o.loss}, {"optimizer", o.optimizer.kind},
+                          {"lr", o.optimizer.lr}, {"weight_decay", o.optimizer.weight_decay},
+                          {"momentum", o.optimizer.momentum}, {"batches", o.batches}, {"amp", o.amp}};
   ModelSession s = open_model_session(o.model, "train", config_json(o.model, extra.dump()));
   send_model_output_to_stderr();  // the model's print() must not mix with --json
   std::vector<at::Tensor> params;
@@ -59,7 +58,7 @@ void train(const TrainOptions& o) {
     params.push_back(p);
   }
   if (params.empty()) throw Error(ErrorKind::Input, fmt::format("train: {} has no parameters to train", o.model.model));
-  OptimizerStep optimizer = make_optimizer(o.optimizer, o.lr, params, o.model.backend == "cpp");
+  OptimizerStep optimizer = make_optimizer(o.optimizer, params, o.model.backend == "cpp");
   const KernelKey optimizer_key =
       s.profiler->key(fmt::format("optimizer step ({})", optimizer.name), optimizer.name.rfind("fused", 0) == 0 ? "generated" : "extern");
   const KernelKey backward_key = s.profiler->key("backward (autograd)", "eager");
@@ -175,7 +174,7 @@ void train(const TrainOptions& o) {
   std::cout << fmt::format("  step phases (medians): forward {} · backward {} · optimizer {}\n",
                            text::duration(forward_ms * 1e6), text::duration(backward_ms * 1e6),
                            text::duration(optimizer_ms * 1e6));
-  std::cout << fmt::format("  {} {} lr {}{} · {} · {} · {}\n", optimizer.name, o.loss, o.lr,
+  std::cout << fmt::format("  {} {} lr {}{} · {} · {} · {}\n", optimizer.name, o.loss, o.optimizer.lr,
                            amp == c10::ScalarType::Undefined ? "" : " · amp " + o.amp,
                            text::plural(st.compiles, "compile", "compiles"),
                            text::plural(st.recompiles, "recompile", "recompiles"),
@@ -196,8 +195,7 @@ void add_train_command(CLI::App& app) {
                   "cross_entropy; sizes follow the output");
   cmd->add_option("--loss", o->loss, "mse | cross_entropy | model (forward returns its loss; no --target)")
       ->capture_default_str();
-  cmd->add_option("--optimizer", o->optimizer, "sgd | adam")->capture_default_str();
-  cmd->add_option("--lr", o->lr, "Learning rate")->capture_default_str();
+  add_optimizer_options(cmd, o->optimizer, "");
   cmd->add_option("--steps", o->steps, "Optimizer steps")->capture_default_str();
   cmd->add_option("--batches", o->batches, "Distinct synthetic batches, cycled")->capture_default_str();
   cmd->add_option("--amp", o->amp,

@@ -46,10 +46,21 @@ LossOptions parse_loss_options(const std::string& loss, const std::string& targe
   return o;
 }
 
-void check_optimizer_name(const std::string& optimizer) {
-  if (optimizer != "sgd" && optimizer != "adam") {
-    throw Error(ErrorKind::Usage, fmt::format("unknown --optimizer '{}' (use sgd or adam)", optimizer));
+void add_optimizer_options(CLI::App* cmd, OptimizerChoice& o, const std::string& prefix) {
+  cmd->add_option("--optimizer", o.kind, prefix + "sgd | adam | adamw")->capture_default_str();
+  cmd->add_option("--lr", o.lr, prefix + "learning rate")->capture_default_str();
+  cmd->add_option("--weight-decay", o.weight_decay,
+                  prefix + "weight decay: L2 for sgd and adam, decoupled for adamw (default 0; adamw 0.01)");
+  cmd->add_option("--momentum", o.momentum, prefix + "sgd momentum")->capture_default_str();
+}
+
+void check_optimizer(const OptimizerChoice& o) {
+  if (o.kind != "sgd" && o.kind != "adam" && o.kind != "adamw") {
+    throw Error(ErrorKind::Usage, fmt::format("unknown --optimizer '{}' (use sgd, adam or adamw)", o.kind));
   }
+  if (o.lr <= 0) throw Error(ErrorKind::Usage, "--lr must be positive");
+  if (o.momentum < 0) throw Error(ErrorKind::Usage, "--momentum must not be negative");
+  if (o.momentum != 0 && o.kind != "sgd") throw Error(ErrorKind::Usage, "--momentum is for --optimizer sgd");
 }
 
 at::Tensor first_tensor(const c10::IValue& v) {
@@ -99,24 +110,32 @@ at::Tensor compute_loss(const LossOptions& o, const at::Tensor& out, int64_t bat
   return at::cross_entropy_loss(out.reshape({-1, classes}), target.reshape({-1}));
 }
 
-OptimizerStep make_optimizer(const std::string& optimizer, double lr, std::vector<at::Tensor> params, bool fused) {
-  check_optimizer_name(optimizer);
+OptimizerStep make_optimizer(const OptimizerChoice& o, std::vector<at::Tensor> params, bool fused) {
+  check_optimizer(o);
+  const double wd = o.weight_decay >= 0 ? o.weight_decay : (o.kind == "adamw" ? 0.01 : 0.0);
   if (fused && FusedOptimizer::unsupported_reason(params).empty()) {
     FusedOptimizerOptions f;
-    f.kind = optimizer;
-    f.lr = lr;
+    f.kind = o.kind;
+    f.lr = o.lr;
+    f.weight_decay = wd;
+    f.momentum = o.momentum;
     auto step = std::make_shared<FusedOptimizer>(params, f);
-    return {"fused " + optimizer, "fused " + step->describe(), FusedOptimizer::source(), [step] { step->zero_grad(); },
+    return {"fused " + o.kind, "fused " + step->describe(), FusedOptimizer::source(), [step] { step->zero_grad(); },
             [step] { step->step(); }};
   }
   std::shared_ptr<torch::optim::Optimizer> opt;
-  if (optimizer == "sgd") opt = std::make_shared<torch::optim::SGD>(params, torch::optim::SGDOptions(lr));
-  else opt = std::make_shared<torch::optim::Adam>(params, torch::optim::AdamOptions(lr));
+  if (o.kind == "sgd") {
+    opt = std::make_shared<torch::optim::SGD>(params, torch::optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(wd));
+  } else if (o.kind == "adam") {
+    opt = std::make_shared<torch::optim::Adam>(params, torch::optim::AdamOptions(o.lr).weight_decay(wd));
+  } else {
+    opt = std::make_shared<torch::optim::AdamW>(params, torch::optim::AdamWOptions(o.lr).weight_decay(wd));
+  }
   int64_t elements = 0;
   for (const auto& p : params) elements += p.numel();
-  std::string description = fmt::format("torch::optim {} over {} parameters, {:.2f} M elements: lr {}", optimizer,
-                                        params.size(), static_cast<double>(elements) / 1e6, lr);
-  return {"torch::optim " + optimizer, description, "", [opt] { opt->zero_grad(); }, [opt] { opt->step(); }};
+  std::string description = fmt::format("torch::optim {} over {} parameters, {:.2f} M elements: lr {}, weight decay {}",
+                                        o.kind, params.size(), static_cast<double>(elements) / 1e6, o.lr, wd);
+  return {"torch::optim " + o.kind, description, "", [opt] { opt->zero_grad(); }, [opt] { opt->step(); }};
 }
 
 std::string backward_note(const CompiledModule& m, const std::string& backend) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <ATen/ATen.h>
+#include <CLI/CLI.hpp>
 #include <ATen/core/ivalue.h>
 
 #include "compiler/runtime/compiled_module.h"
@@ -24,7 +25,6 @@ struct LossOptions {
 // Throws Error(Usage) for an unknown loss or optimizer, a --target that is not a tensor spec, or
 // a --target missing (mse, cross_entropy) or given (model).
 LossOptions parse_loss_options(const std::string& loss, const std::string& target, uint64_t seed);
-void check_optimizer_name(const std::string& optimizer);
 
 // The model output the loss is computed on: the output, or the first tensor of a tuple or list.
 at::Tensor first_tensor(const c10::IValue& v);
@@ -37,9 +37,21 @@ struct OptimizerStep {
   std::string code;         // the generated kernel's source; empty for torch::optim
   std::function<void()> zero_grad, step;
 };
+struct OptimizerChoice {
+  std::string kind = "sgd";  // sgd | adam | adamw
+  double lr = 0.01;
+  double weight_decay = -1;  // < 0: the optimizer's default (adamw 0.01, as PyTorch's; else 0)
+  double momentum = 0;       // sgd
+};
+// --optimizer, --lr, --weight-decay, --momentum on `cmd` (`prefix` starts each help text).
+void add_optimizer_options(CLI::App* cmd, OptimizerChoice& o, const std::string& prefix);
+// Throws Error(Usage) for an unknown optimizer, a learning rate that is not positive, a negative
+// momentum, or momentum for an optimizer other than sgd.
+void check_optimizer(const OptimizerChoice& o);
+
 // `fused`: the generated kernel over all parameters (compiler/optim) where the parameters allow
 // it; torch::optim's otherwise, or when not `fused`.
-OptimizerStep make_optimizer(const std::string& optimizer, double lr, std::vector<at::Tensor> params, bool fused);
+OptimizerStep make_optimizer(const OptimizerChoice& o, std::vector<at::Tensor> params, bool fused);
 
 // Where the backward ran: "compiled forward and backward for 1 of 1 graph", with the first reason
 // a graph's backward runs through LibTorch; or LibTorch autograd under another backend.

@@ -10,7 +10,7 @@ namespace tcprof {
 namespace {
 
 // Scalars passed to the kernel, by index.
-enum Scalar { kLr, kBeta1, kBeta2, kEps, kWeightDecay, kMomentum, kCount };
+enum Scalar { kLr, kBeta1, kBeta2, kEps, kWeightDecay, kMomentum, kDecoupled, kCount };
 
 // One kernel source for every parameter set: the parameters are a list of arrays, split into
 // chunks that OpenMP threads share. Float arithmetic in torch::optim's order, so results agree to
@@ -46,7 +46,10 @@ extern "C" void tcprof_adam_step(float* const* p, const float* const* g, float* 
                                  const double* s, const double* per_param) {
   const float b1 = (float)s[1], b2 = (float)s[2], eps = (float)s[3], wd = (float)s[4];
   const float one_minus_b1 = (float)(1 - s[1]), one_minus_b2 = (float)(1 - s[2]);
-  const bool decay = s[4] != 0;
+  // AdamW (s[6] != 0) decays the parameter itself, p * (1 - lr * wd), before the update; Adam adds
+  // wd * p to the gradient (L2).
+  const bool decoupled = s[6] != 0, decay = s[4] != 0 && !decoupled;
+  const float keep = (float)(1 - s[0] * s[4]);
   for_each_chunk(sizes, count, [&](int64_t i, int64_t begin, int64_t end) {
     const float neg_step = (float)(-per_param[2 * i]), sqrt_bias2 = (float)per_param[2 * i + 1];
     float* __restrict pi = p[i];
@@ -55,13 +58,14 @@ extern "C" void tcprof_adam_step(float* const* p, const float* const* g, float* 
     float* __restrict vi = v[i];
     #pragma omp simd
     for (int64_t j = begin; j < end; ++j) {
-      float grad = decay ? gi[j] + wd * pi[j] : gi[j];
+      const float pj = decoupled ? pi[j] * keep : pi[j];
+      float grad = decay ? gi[j] + wd * pj : gi[j];
       float mj = mi[j] * b1 + grad * one_minus_b1;
       float vj = vi[j] * b2 + one_minus_b2 * (grad * grad);
       mi[j] = mj;
       vi[j] = vj;
       float denom = std::sqrt(vj) / sqrt_bias2 + eps;
-      pi[j] = pi[j] + neg_step * (mj / denom);
+      pi[j] = pj + neg_step * (mj / denom);
     }
   });
 }
@@ -103,12 +107,12 @@ std::string FusedOptimizer::unsupported_reason(const std::vector<at::Tensor>& pa
 
 FusedOptimizer::FusedOptimizer(std::vector<at::Tensor> params, FusedOptimizerOptions options)
     : params_(std::move(params)), options_(options) {
-  if (options_.kind != "adam" && options_.kind != "sgd") {
-    throw Error(ErrorKind::Usage, fmt::format("unknown optimizer '{}' (use sgd or adam)", options_.kind));
+  if (options_.kind != "adam" && options_.kind != "adamw" && options_.kind != "sgd") {
+    throw Error(ErrorKind::Usage, fmt::format("unknown optimizer '{}' (use sgd, adam or adamw)", options_.kind));
   }
   std::string why = unsupported_reason(params_);
   if (!why.empty()) throw Error(ErrorKind::Usage, "the fused optimizer step needs CPU float32 parameters: " + why);
-  const bool adam = options_.kind == "adam";
+  const bool adam = options_.kind != "sgd";
   param_steps_.assign(params_.size(), 0);
   for (const auto& p : params_) {
     if (adam || options_.momentum != 0) state1_.push_back(at::zeros_like(p));
@@ -126,7 +130,7 @@ std::string FusedOptimizer::describe() const {
   for (const auto& p : params_) elements += p.numel();
   std::string what = fmt::format("{} over {} parameters, {:.2f} M elements: lr {}", options_.kind, params_.size(),
                                  static_cast<double>(elements) / 1e6, options_.lr);
-  if (options_.kind == "adam") what += fmt::format(", betas {} {}, eps {}", options_.beta1, options_.beta2, options_.eps);
+  if (options_.kind != "sgd") what += fmt::format(", betas {} {}, eps {}", options_.beta1, options_.beta2, options_.eps);
   if (options_.kind == "sgd" && options_.momentum != 0) what += fmt::format(", momentum {}", options_.momentum);
   if (options_.weight_decay != 0) what += fmt::format(", weight decay {}", options_.weight_decay);
   return what;
@@ -140,7 +144,7 @@ void FusedOptimizer::zero_grad() {
 
 void FusedOptimizer::step() {
   ++step_;
-  const bool adam = options_.kind == "adam";
+  const bool adam = options_.kind != "sgd";
   std::vector<float*> p, m, v;
   std::vector<const float*> g;
   std::vector<int64_t> sizes;
@@ -171,6 +175,7 @@ void FusedOptimizer::step() {
   s[kEps] = options_.eps;
   s[kWeightDecay] = options_.weight_decay;
   s[kMomentum] = options_.momentum;
+  s[kDecoupled] = options_.kind == "adamw" ? 1 : 0;
   step_fn_(p.data(), g.data(), m.data(), v.data(), sizes.data(), static_cast<int64_t>(sizes.size()), s,
            per_param.data());
 }

@@ -6,8 +6,9 @@
 // parameters in one parallel launch. The kernel is compiled through the kernel cache (CPU ISA
 // flags, OpenMP) once per process and machine, whatever the parameter set.
 //
-// Results follow torch::optim's formulas (PyTorch's Adam with L2 weight decay, SGD with momentum
-// and dampening 0); they agree to float rounding (tests: relative 1e-5 after several steps).
+// Results follow torch::optim's formulas (PyTorch's Adam with L2 weight decay, AdamW with decoupled
+// weight decay, SGD with momentum and dampening 0); they agree to float rounding (tests: relative
+// 1e-5 after several steps).
 #pragma once
 #include <memory>
 #include <string>
@@ -20,11 +21,11 @@
 namespace tcprof {
 
 struct FusedOptimizerOptions {
-  std::string kind = "adam";  // adam | sgd
+  std::string kind = "adam";  // adam | adamw | sgd
   double lr = 1e-3;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // adam
   double momentum = 0;                           // sgd
-  double weight_decay = 0;                       // L2, added to the gradient (torch::optim's)
+  double weight_decay = 0;  // adam, sgd: L2, added to the gradient; adamw: decoupled (torch::optim's)
 };
 
 class FusedOptimizer {

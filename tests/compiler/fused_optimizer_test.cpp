@@ -69,6 +69,42 @@ TEST(FusedOptimizer, AdamMatchesTorchOptimAdamOverSteps) {
   }
 }
 
+// AdamW decays the parameter itself (p * (1 - lr * wd)) instead of adding wd * p to the gradient.
+TEST(FusedOptimizer, AdamWMatchesTorchOptimAdamWOverSteps) {
+  for (double wd : {0.0, 0.01, 0.3}) {
+    auto params = make_params(11);
+    auto reference = clones(params);
+    FusedOptimizerOptions o;
+    o.kind = "adamw";
+    o.lr = 1e-2;
+    o.weight_decay = wd;
+    FusedOptimizer fused(params, o);
+    torch::optim::AdamW adamw(reference, torch::optim::AdamWOptions(o.lr).weight_decay(wd));
+    for (int step = 0; step < 6; ++step) {
+      set_grads(params, reference, step);
+      fused.step();
+      adamw.step();
+    }
+    expect_close(params, reference, "adamw");
+  }
+  // Decoupled decay is not L2: with the same weight decay, Adam ends elsewhere.
+  auto a = make_params(11), b = make_params(11);
+  FusedOptimizerOptions o;
+  o.lr = 1e-2;
+  o.weight_decay = 0.3;
+  o.kind = "adamw";
+  FusedOptimizer adamw(a, o);
+  o.kind = "adam";
+  FusedOptimizer adam(b, o);
+  for (int step = 0; step < 3; ++step) {
+    set_grads(a, b, step);
+    adamw.step();
+    adam.step();
+  }
+  EXPECT_FALSE(at::allclose(a[2], b[2], 1e-4, 1e-6));
+  EXPECT_EQ(adamw.describe().rfind("adamw over 6 parameters", 0), 0u) << adamw.describe();
+}
+
 TEST(FusedOptimizer, SgdWithAndWithoutMomentumMatchesTorchOptimSgd) {
   for (double momentum : {0.0, 0.9}) {
     auto params = make_params(11);

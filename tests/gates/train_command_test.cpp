@@ -167,6 +167,18 @@ TEST(TrainCommand, LossModelTrainsAModelThatReturnsItsLoss) {
   EXPECT_NE(not_a_loss.output.find("must be its scalar loss; it is [2,16,512]"), std::string::npos) << not_a_loss.output;
 }
 
+// AdamW (decoupled weight decay) and SGD with momentum step through the fused kernel too.
+TEST(TrainCommand, AdamWAndMomentumSgdAreFused) {
+  TempDir dir;
+  for (const std::string& optimizer : {"--optimizer adamw --weight-decay 0.05", "--optimizer sgd --momentum 0.9"}) {
+    auto r = tcprof("train " + sample_model("gpt_tiny") + kGpt + optimizer + " --lr 0.01 --steps 8 --batches 2 --json --db none");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto j = nlohmann::json::parse(r.output);
+    EXPECT_EQ(j["optimizer_step"], optimizer.find("adamw") != std::string::npos ? "fused adamw" : "fused sgd");
+    EXPECT_LT(j["loss_last"].get<double>(), j["loss_first"].get<double>()) << optimizer;
+  }
+}
+
 TEST(TrainCommand, MseWithSgdOnTheCnn) {
   TempDir dir;
   auto r = tcprof("train " + sample_model("cnn") + " --input 'f32[4,3,32,32]' --target 'f32[4,10]' --loss mse "
@@ -231,6 +243,8 @@ TEST(TrainCommand, BadOptionsAreUsageErrors) {
   std::string base = "train " + sample_model("gpt_tiny") + " --input 'i64[2,16](0,512)' --db " + dir.file("x.db");
   EXPECT_EQ(tcprof(base + " --target 'i64[2,16](0,512)' --loss hinge", true).exit_code, 2);
   EXPECT_EQ(tcprof(base + " --target 'i64[2,16](0,512)' --optimizer lbfgs", true).exit_code, 2);
+  EXPECT_EQ(tcprof(base + " --target 'i64[2,16](0,512)' --optimizer adam --momentum 0.9", true).exit_code, 2);
+  EXPECT_EQ(tcprof(base + " --target 'i64[2,16](0,512)' --lr 0", true).exit_code, 2);
   EXPECT_EQ(tcprof(base + " --target 'i64[2,16](0,512)' --amp f16", true).exit_code, 2);
   auto rank = tcprof(base + " --target 'i64[2](0,512)' --loss cross_entropy 2>&1");
   EXPECT_EQ(rank.exit_code, 2) << rank.output;
