@@ -46,6 +46,13 @@ struct Tolerance {
   double oracle_multiplier = 2.0;
   double reduction_rms_fraction = 1e-3;
   double normalization_atol = 1e-4;
+  // Gradients (fuzz_graphs --backward): a tensor whose elements fail the rule above still passes
+  // when it is as accurate as eager's as a whole: rmse and worst error against the oracle within
+  // oracle_multiplier times eager's, plus atol. A gradient sums every path through the graph, and
+  // an ill-conditioned op on one (1/sqrt(x) near 0 after a layer norm) multiplies the forward
+  // values' rounding there by orders of magnitude, in eager and compiled alike but at elements
+  // of their own. A wrong rule is off by the gradient's size where it applies and fails both.
+  bool whole_tensor_accuracy = false;
 };
 
 struct Comparison {
