@@ -1,5 +1,8 @@
 // The fused optimizer step against torch::optim on the same parameters and gradients: after
 // several steps every parameter agrees to float rounding.
+#include <functional>
+#include <string>
+
 #include <gtest/gtest.h>
 #include <torch/optim.h>
 
@@ -49,44 +52,41 @@ void expect_close(const std::vector<at::Tensor>& fused, const std::vector<at::Te
   }
 }
 
-TEST(FusedOptimizer, AdamMatchesTorchOptimAdamOverSteps) {
-  for (double wd : {0.0, 0.01}) {
+// The fused `kind` step and torch::optim's `Reference` (made from the reference parameters and the
+// weight decay) over six steps with the same gradients, at each weight decay: the parameters agree.
+template <typename Reference>
+void expect_matches_over_steps(const std::string& kind, std::vector<double> decays,
+                               const std::function<Reference(std::vector<at::Tensor>, double)>& make_reference) {
+  for (double wd : decays) {
     auto params = make_params(7);
     auto reference = clones(params);
     FusedOptimizerOptions o;
-    o.kind = "adam";
+    o.kind = kind;
     o.lr = 1e-2;
     o.weight_decay = wd;
     FusedOptimizer fused(params, o);
-    torch::optim::Adam adam(reference, torch::optim::AdamOptions(o.lr).weight_decay(wd));
+    Reference eager = make_reference(reference, wd);
     for (int step = 0; step < 6; ++step) {
       set_grads(params, reference, step);
       fused.step();
-      adam.step();
+      eager.step();
     }
-    expect_close(params, reference, wd == 0 ? "adam" : "adam with weight decay");
+    expect_close(params, reference, (kind + " with weight decay " + std::to_string(wd)).c_str());
     EXPECT_FALSE(params[0].equal(make_params(7)[0]));  // it did move
   }
 }
 
+TEST(FusedOptimizer, AdamMatchesTorchOptimAdamOverSteps) {
+  expect_matches_over_steps<torch::optim::Adam>("adam", {0.0, 0.01}, [](std::vector<at::Tensor> p, double wd) {
+    return torch::optim::Adam(p, torch::optim::AdamOptions(1e-2).weight_decay(wd));
+  });
+}
+
 // AdamW decays the parameter itself (p * (1 - lr * wd)) instead of adding wd * p to the gradient.
 TEST(FusedOptimizer, AdamWMatchesTorchOptimAdamWOverSteps) {
-  for (double wd : {0.0, 0.01, 0.3}) {
-    auto params = make_params(11);
-    auto reference = clones(params);
-    FusedOptimizerOptions o;
-    o.kind = "adamw";
-    o.lr = 1e-2;
-    o.weight_decay = wd;
-    FusedOptimizer fused(params, o);
-    torch::optim::AdamW adamw(reference, torch::optim::AdamWOptions(o.lr).weight_decay(wd));
-    for (int step = 0; step < 6; ++step) {
-      set_grads(params, reference, step);
-      fused.step();
-      adamw.step();
-    }
-    expect_close(params, reference, "adamw");
-  }
+  expect_matches_over_steps<torch::optim::AdamW>("adamw", {0.0, 0.01, 0.3}, [](std::vector<at::Tensor> p, double wd) {
+    return torch::optim::AdamW(p, torch::optim::AdamWOptions(1e-2).weight_decay(wd));
+  });
   // Decoupled decay is not L2: with the same weight decay, Adam ends elsewhere.
   auto a = make_params(11), b = make_params(11);
   FusedOptimizerOptions o;

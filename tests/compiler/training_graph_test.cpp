@@ -43,6 +43,14 @@ std::set<std::string>& ops_seen() {
   return seen;
 }
 
+// The cpp backend, strict: a graph it cannot compile fails the test instead of running eagerly.
+CompileOptions strict_cpp() {
+  CompileOptions o;
+  o.backend = "cpp";
+  o.strict = true;
+  return o;
+}
+
 LoadedModel module_for(const RuleCase& c, const TempDir& dir) {
   if (c.sample) return load_model(sample(c.sample));
   torch::jit::Module m("Rule");
@@ -71,9 +79,7 @@ void expect_same_gradients(const RuleCase& c) {
   SCOPED_TRACE(c.name);
   at::AutoGradMode grad(true);
   TempDir dir;
-  CompileOptions o;
-  o.backend = "cpp";
-  o.strict = true;
+  const CompileOptions o = strict_cpp();
   CompiledModule compiled(module_for(c, dir), o, nullptr);
   CompiledModule reference(module_for(c, dir), o, nullptr);
   auto make_inputs = [&] {
@@ -214,14 +220,8 @@ TEST(DerivativeRuleTable, EveryRuleIsCrossChecked) {
 // A sample compiled (cpp backend, strict) and its eager reference, each with every parameter
 // requiring grad.
 struct TrainedPair {
-  static CompileOptions options() {
-    CompileOptions o;
-    o.backend = "cpp";
-    o.strict = true;
-    return o;
-  }
   explicit TrainedPair(const std::string& model)
-      : compiled(load_model(sample(model)), options(), nullptr), reference(load_model(sample(model)), options(), nullptr) {
+      : compiled(load_model(sample(model)), strict_cpp(), nullptr), reference(load_model(sample(model)), strict_cpp(), nullptr) {
     for (auto p : compiled.model().module.parameters()) pc.push_back(p.set_requires_grad(true));
     for (auto p : reference.model().module.parameters()) pr.push_back(p.set_requires_grad(true));
   }
@@ -249,9 +249,7 @@ TEST(DerivativeRuleEdges, ZerosBoundsAndNaNsGetLibTorchsGradients) {
   RuleCase c{"edges", {}, {{8}},
              "def forward(self, x):\n  return (torch.relu6(x), torch.hardtanh(x, -1.0, 1.0), torch.clamp(x, -1.0, 1.0),"
              " torch.relu(x), torch.abs(x), torch.sqrt(torch.abs(x)))\n"};
-  CompileOptions o;
-  o.backend = "cpp";
-  o.strict = true;
+  const CompileOptions o = strict_cpp();
   CompiledModule compiled(module_for(c, dir), o, nullptr), reference(module_for(c, dir), o, nullptr);
   const double nan = std::nan("");
   auto input = [&] {
@@ -345,9 +343,7 @@ TEST(CompiledTraining, AnOpWithoutARuleRunsEagerlyAndTheHintNamesIt) {
 TrainingReport partition_of(const RuleCase& c) {
   at::AutoGradMode grad(true);
   TempDir dir;
-  CompileOptions o;
-  o.backend = "cpp";
-  o.strict = true;
+  const CompileOptions o = strict_cpp();
   CompiledModule m(module_for(c, dir), o, nullptr);
   for (auto p : m.model().module.parameters()) p.set_requires_grad(true);
   std::vector<c10::IValue> in;
@@ -422,9 +418,7 @@ TEST(CompiledTraining, UnfreezingAParameterRecompilesAndItGetsItsGradient) {
   at::AutoGradMode grad(true);
   TempDir dir;
   RuleCase c{"freeze", {{"w", {3, 4}}, {"b", {4}}}, {}, "def forward(self, x):\n  return torch.tanh(x * self.w + self.b)\n"};
-  CompileOptions o;
-  o.backend = "cpp";
-  o.strict = true;
+  const CompileOptions o = strict_cpp();
   CompiledModule m(module_for(c, dir), o, nullptr);
   at::Tensor w = m.model().module.attr("w").toTensor(), b = m.model().module.attr("b").toTensor();
   w.set_requires_grad(false);  // frozen at the first compile
