@@ -225,9 +225,10 @@ CaseOutcome check_case_gradients(const FuzzCase& c, const CheckOptions& options)
       return compare_values(as_tuple(compiled_grads), as_tuple(reference), oracle_grads ? &*oracle_grads : nullptr, tol);
     };
     Comparison cmp = compare(*eager_grads);
-    // LibTorch 1.13's CPU gelu_backward reads uninitialised memory when its incoming gradient is
-    // not contiguous (NaN in about one call in seven; tests/fuzz FuzzBugs.EagerGeluBackward...):
-    // a reference that changes between identical runs is no reference. Then each rerun is tried.
+    // LibTorch 1.13's CPU gelu_backward returns NaN at random elements when its incoming gradient
+    // is not contiguous (about one call in seven differs from the last; tests/fuzz
+    // FuzzBugs.EagerGeluBackward...): a reference that changes between identical runs is no
+    // reference. Then each rerun is tried.
     for (int rerun = 0; !cmp.ok && rerun < 2; ++rerun) {
       std::vector<at::Tensor> again = *eager_gradients();
       if (!same_bits(again, *eager_grads)) {

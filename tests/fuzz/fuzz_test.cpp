@@ -609,7 +609,7 @@ TEST(FuzzBugs, GradientsAtZerosAndNaNsFollowLibTorch) {
 }
 
 // LibTorch 1.13's CPU gelu_backward with a non-contiguous incoming gradient (a permute after the
-// GELU) returns NaN at random elements in some calls: it reads memory it never wrote. The gradient
+// GELU) returns NaN at random elements in some calls, different ones each time. The gradient
 // check reruns eager when it disagrees and uses a rerun when eager itself changed; this test shows
 // the LibTorch behaviour (so the workaround can go when it is fixed) and that the case passes.
 TEST(FuzzBugs, EagerGeluBackwardIsNondeterministicForANonContiguousGradient) {
