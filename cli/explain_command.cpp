@@ -71,13 +71,19 @@ json explain_json(const CompiledModule& m, const ModelSession& s) {
                     {"backward_ops", t.backward_ops}, {"gradients", t.gradients},
                     {"forward_kernels", t.forward_kernels}, {"backward_kernels", t.backward_kernels}};
       }
+      json layout = nullptr;
+      if (r.layout) {
+        layout = {{"convolutions", r.layout->convolutions}, {"post_ops", r.layout->post_ops},
+                  {"blocked_values", r.layout->blocked_values}, {"format", r.layout->format},
+                  {"reorders", r.layout->reorders}};
+      }
       graphs.push_back({{"id", entry->compile_label}, {"frame", frame->name},
                         {"op_count", entry->graph.op_count()}, {"ops", ops},
                         {"kernels", r.kernels + r.window_kernels}, {"unique_kernels", r.unique_kernels},
                         {"fused_ops", r.fused_ops}, {"kernel_groups", r.kernel_groups},
                         {"extern_calls", r.extern_calls}, {"fallback_calls", r.fallback_calls},
                         {"compile_failed", r.compile_failed}, {"cache_hit", r.cache_hit}, {"perf_hints", hints},
-                        {"training", training}});
+                        {"training", training}, {"layout", layout}});
       for (const auto& g : entry->guards.guards()) {
         guards.push_back({{"kind", guard_kind_name(g.kind)}, {"expr", g.text}, {"file", g.loc.file},
                           {"line", g.loc.line}, {"graph", entry->compile_label}});
@@ -134,6 +140,22 @@ std::string training_text(const TrainingReport& t) {
   return s;
 }
 
+// The layout pass's line: how many convolutions stay in oneDNN's blocked layout, and every place a
+// value still changes layout (the first few; --json has them all).
+std::string layout_text(const LayoutReport& l) {
+  std::string s = text::wrap("        layout: ", fmt::format("{} in oneDNN's {} layout · {} fused into them · {} passed "
+                                                         "between them without a reorder",
+                                                         text::plural(l.convolutions, "convolution", "convolutions"),
+                                                         l.format.empty() ? "plain" : l.format,
+                                                         text::plural(l.post_ops, "op", "ops"),
+                                                         text::plural(l.blocked_values, "value", "values")));
+  const size_t shown = 6;
+  for (size_t i = 0; i < l.reorders.size() && i < shown; ++i) s += text::wrap("        reorder: ", l.reorders[i]);
+  if (l.reorders.size() > shown) s += fmt::format("        and {} more reorders (--json lists them)\n", l.reorders.size() - shown);
+  if (l.reorders.empty()) s += "        reorders: none\n";
+  return s;
+}
+
 std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const ModelSession& s) {
   fmt::memory_buffer out;
   auto w = std::back_inserter(out);
@@ -184,6 +206,7 @@ std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const
                        text::plural(r.kernels + r.window_kernels, "kernel", "kernels"), r.unique_kernels, r.fused_ops,
                        r.extern_calls, r.fallback_calls);
         if (r.training) fmt::format_to(w, "{}", training_text(*r.training));
+        if (r.layout) fmt::format_to(w, "{}", layout_text(*r.layout));
         // Fusions (multi-op groups), once per op list with how many kernels have it.
         std::vector<std::pair<std::string, int>> fusions;
         for (const auto& g : r.kernel_groups) {

@@ -51,7 +51,7 @@ git -C "$src" archive HEAD | tar -x -C "$root/src"
 # The same list as install-deps.sh; trixie ships LibTorch/PyTorch 2.6.
 common="build-essential cmake ninja-build pkg-config libopenblas0 qt6-base-dev qt6-charts-dev \
   libqt6opengl6-dev libgl-dev libsqlite3-dev sqlite3 libfmt-dev libcli11-dev nlohmann-json3-dev \
-  libgtest-dev libgmock-dev libbenchmark-dev ccache xvfb xauth"
+  libgtest-dev libgmock-dev libbenchmark-dev ccache xvfb xauth libdnnl-dev"
 install="DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends"
 if [[ ! -f "$root/.tcprof-ready" ]]; then
   if [[ $flavor == cpu ]]; then

@@ -47,6 +47,16 @@ struct TrainingReport {
   int forward_kernels = 0, backward_kernels = 0;
 };
 
+// The layout pass (cpp backend): convolutions run by oneDNN on activations in its blocked layout,
+// and every place a value still changes layout, for `explain`.
+struct LayoutReport {
+  int convolutions = 0;    // in oneDNN chains
+  int post_ops = 0;        // residual adds and activations fused into them
+  int blocked_values = 0;  // values handed from one convolution to the next without a reorder
+  std::string format;      // the blocked layout the primitives chose, e.g. "nChw16c"
+  std::vector<std::string> reorders;  // "%12 nchw -> nChw16c into d0_conv_relu (graph input)"
+};
+
 // One of several graphs a compile made (training: the forward and the backward graph), recorded
 // as its own graphs row of the compile with the kind PyTorch's logs give it.
 struct CompiledPart {
@@ -71,6 +81,7 @@ struct CompileReport {
   bool compile_failed = false;   // fell back to eager; `failure` says why
   std::string failure;
   std::optional<TrainingReport> training;  // set when the graph runs a compiled backward
+  std::optional<LayoutReport> layout;      // set when the layout pass put convolutions in oneDNN chains
   std::vector<CompiledPart> parts;         // empty: the compile is one graph
 };
 

@@ -21,6 +21,49 @@ class SmallCNN(nn.Module):
         return self.fc(x)
 
 
+class ConvChains(nn.Module):
+    """Every pattern the layout pass handles, each where it is hardest: a residual that is also the
+    convolution's own input, one read again after the add, a downsample branch that runs after the
+    main branch (ResNet), grouped and dilated convolutions, odd sizes with stride 2, each activation
+    that fuses as a post-op, and chain values that leave as graph outputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 7, stride=2, padding=3, bias=False), nn.BatchNorm2d(16), nn.Hardswish())
+        self.same = nn.Conv2d(16, 16, 3, padding=1)
+        self.a = nn.Conv2d(16, 32, 3, padding=1)
+        self.b = nn.Conv2d(32, 32, 3, padding=2, dilation=2, groups=4)
+        self.main1 = nn.Sequential(nn.Conv2d(32, 48, 3, stride=2, padding=1), nn.BatchNorm2d(48), nn.ReLU())
+        self.main2 = nn.Sequential(nn.Conv2d(48, 48, 3, padding=1), nn.BatchNorm2d(48))
+        self.down = nn.Sequential(nn.Conv2d(32, 48, 1, stride=2), nn.BatchNorm2d(48))
+        self.dw = nn.Conv2d(48, 48, 3, padding=1, groups=48)
+        self.pw = nn.Conv2d(48, 24, 1)
+        self.head = nn.Conv2d(24, 24, 1)
+        self.head2 = nn.Conv2d(24, 24, 3, padding=1)
+
+    def forward(self, x):
+        x = self.stem(x)
+        x = torch.relu(self.same(x) + x)              # the residual is the conv's own input
+        a = torch.nn.functional.silu(self.a(x))
+        b = self.b(a) + a                             # grouped, dilated; `a` is read again below
+        b = b * a.mean()
+        m = self.main2(self.main1(b))
+        out = torch.relu(m + self.down(b))            # fused into the downsample conv, which runs last
+        d = torch.nn.functional.relu6(self.dw(out))
+        p = torch.sigmoid(self.pw(d))
+        h = torch.nn.functional.gelu(self.head2(p))
+        t = torch.tanh(self.head(p) * 0.5)
+        return h, t, torch.nn.functional.adaptive_avg_pool2d(d, 1).flatten(1)
+
+
 def build(outdir):
     torch.manual_seed(0)
     torch.jit.save(torch.jit.script(SmallCNN().eval()), f"{outdir}/cnn.pt")
+    chains = ConvChains()
+    for bn in chains.modules():  # batch norm statistics that make folding change the weights
+        if isinstance(bn, nn.BatchNorm2d):
+            bn.running_mean.uniform_(-0.5, 0.5)
+            bn.running_var.uniform_(0.5, 2.0)
+            bn.weight.data.uniform_(0.5, 1.5)
+            bn.bias.data.uniform_(-0.2, 0.2)
+    torch.jit.save(torch.jit.script(chains.eval()), f"{outdir}/conv_chains.pt")

@@ -21,6 +21,8 @@
 #include "compiler/backends/cpp/lower/lower_ops.h"
 #include "compiler/toolchain/kernel_library.h"
 #include "compiler/backends/cpp/run/program_runner.h"
+#include "compiler/backends/cpp/run/onednn_convolution.h"
+#include "compiler/backends/cpp/schedule/plan_onednn_layout.h"
 #include "compiler/backends/cpp/schedule/schedule_fusion.h"
 #include "core/clock.h"
 #include "core/error.h"
@@ -115,6 +117,19 @@ std::string program_ir(const CapturedGraph& g, const ScheduledProgram& s) {
         break;
       }
       case Step::Kind::Window: out += fmt::format("  kernel {}\n", s.program.window_kernels[static_cast<size_t>(step.index)].name); break;
+      case Step::Kind::Onednn: {
+        const OnednnConv& c = s.program.onednn_convs[static_cast<size_t>(step.index)];
+        const OnednnConvolution& p = *s.onednn[static_cast<size_t>(step.index)];
+        std::vector<std::string> ops{g.ops[static_cast<size_t>(c.op)].name};
+        for (int op : c.post_ops) ops.push_back(g.ops[static_cast<size_t>(op)].name);
+        std::string residual = c.residual_slot < 0 ? ""
+                               : fmt::format(" + %{} {}{}", c.residual_slot, value_layout_name(c.residual_layout),
+                                             c.residual_in_place ? " (written over)" : "");
+        out += fmt::format("  onednn {} [{}]: %{} {} ({}){} -> %{} {} ({})\n", c.name, fmt::join(ops, ", "), c.input_slot,
+                           value_layout_name(c.input_layout), p.input_format(), residual, c.output_slot,
+                           value_layout_name(c.output_layout), p.output_format());
+        break;
+      }
     }
   }
   out += "\nkernels:\n";
@@ -402,6 +417,13 @@ class CppBackend : public Backend {
         ++report.extern_calls;
       }
     }
+    for (const auto& c : s.program.onednn_convs) {
+      std::vector<std::string> ops{g.ops[static_cast<size_t>(c.op)].name};
+      for (int op : c.post_ops) ops.push_back(g.ops[static_cast<size_t>(op)].name);
+      report.kernel_groups.push_back(fmt::format("{}: {}", c.name, fmt::join(ops, ", ")));
+      ++report.extern_calls;  // a oneDNN call; its post-ops are not generated code either
+    }
+    if (!s.program.onednn_convs.empty()) report.layout = layout_report(g, s.program.onednn_convs, s.onednn);
     std::vector<bool> fallback(g.ops.size(), false);
     for (const auto& f : s.fallbacks) {
       fallback[static_cast<size_t>(f.op)] = true;

@@ -28,6 +28,29 @@ const char* elem_type_name(ElemType t) {
 
 bool is_floating(ElemType t) { return t == ElemType::F32 || t == ElemType::F64; }
 
+const char* value_layout_name(ValueLayout l) {
+  switch (l) {
+    case ValueLayout::Dense: return "dense";
+    case ValueLayout::Blocked: return "blocked";
+    case ValueLayout::Both: return "blocked+dense";
+  }
+  return "?";
+}
+
+const char* activation_name(OnednnConv::Activation a) {
+  switch (a) {
+    case OnednnConv::Activation::None: return "none";
+    case OnednnConv::Activation::Relu: return "relu";
+    case OnednnConv::Activation::Clip: return "clip";
+    case OnednnConv::Activation::Hardswish: return "hardswish";
+    case OnednnConv::Activation::Silu: return "silu";
+    case OnednnConv::Activation::Sigmoid: return "sigmoid";
+    case OnednnConv::Activation::Tanh: return "tanh";
+    case OnednnConv::Activation::Gelu: return "gelu";
+  }
+  return "?";
+}
+
 const char* expr_op_name(ExprOp op) {
   static const char* names[] = {"load", "const", "rowlen", "cast", "neg", "abs", "exp", "log", "sqrt",
                                 "rsqrt", "tanh", "erf", "norm_cdf", "sigmoid", "sin", "cos", "floor", "ceil", "round",

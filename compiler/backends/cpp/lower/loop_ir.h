@@ -98,15 +98,48 @@ struct WindowKernel {
   bool has_clamp = false;
 };
 
+// Where a value lives between steps (the layout pass, schedule/plan_onednn_layout.h). Dense is a
+// LibTorch tensor in NCHW; Blocked is oneDNN's blocked layout (nChw16c / nChw8c, chosen by the
+// convolution primitive for this CPU), read only by the next oneDNN convolution.
+enum class ValueLayout : uint8_t { Dense, Blocked, Both };
+const char* value_layout_name(ValueLayout l);
+
+// One step of an oneDNN convolution chain: the convolution with folded batch norm, weights
+// prepacked once at compile time, and post-ops fused into the primitive (a residual add as
+// oneDNN's sum post-op, then one activation). Its activations stay in the blocked layout between
+// convolutions of the chain; reorders remain only where a value enters or leaves it.
+struct OnednnConv {
+  enum class Activation : uint8_t { None, Relu, Clip, Hardswish, Silu, Sigmoid, Tanh, Gelu };
+  std::string name;
+  int op = -1;                // captured-graph conv op
+  std::vector<int> post_ops;  // captured-graph ops fused into it, in order (add, activation)
+  int input_slot = -1, residual_slot = -1, output_slot = -1;  // output: after the post-ops
+  int conv_slot = -1;         // the convolution's own output slot (before the post-ops)
+  ValueLayout input_layout = ValueLayout::Dense;     // how the input arrives
+  ValueLayout residual_layout = ValueLayout::Dense;  // how the residual arrives
+  ValueLayout output_layout = ValueLayout::Dense;    // what readers need
+  bool residual_in_place = false;  // this step is the residual's last reader: write over it
+  int64_t n = 0, c = 0, h = 0, w = 0, oc = 0, oh = 0, ow = 0;
+  int64_t kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, groups = 1;
+  int weight = -1, bias = -1;  // constants (weight [OC, C/groups, kh, kw], bias [OC])
+  Activation activation = Activation::None;
+  float alpha = 0, beta = 0;   // Clip: lo, hi
+  float residual_scale = 1;
+};
+const char* activation_name(OnednnConv::Activation a);
+
 struct Step {
-  enum class Kind : uint8_t { Extern, Kernel, Window } kind = Kind::Extern;
-  int index = 0;  // Extern: captured op index; Kernel: kernel index; Window: window kernel index
+  enum class Kind : uint8_t { Extern, Kernel, Window, Onednn } kind = Kind::Extern;
+  // Extern: captured op index; Kernel: kernel index; Window: window kernel index; Onednn: oneDNN
+  // convolution index
+  int index = 0;
 };
 
 struct LoopProgram {
   std::vector<Step> steps;
   std::vector<Kernel> kernels;
   std::vector<WindowKernel> window_kernels;
+  std::vector<OnednnConv> onednn_convs;
   // Ops that stay LibTorch calls although they are not views or compute-bound externs.
   std::vector<std::string> fallback_ops;
 };

@@ -79,6 +79,10 @@ ProgramRunner::ProgramRunner(CapturedGraph graph, ScheduledProgram program, std:
           step_keys_.push_back(profiler_->key(graph_.step_prefix + k.name, k.generated() ? "generated" : "extern"));
         }
           break;
+        case Step::Kind::Onednn:
+          step_keys_.push_back(profiler_->key(graph_.step_prefix + program_.program.onednn_convs[static_cast<size_t>(step.index)].name,
+                                             "extern"));
+          break;
       }
     }
   }
@@ -109,6 +113,12 @@ void ProgramRunner::plan_releases() {
         const WindowKernel& k = program_.program.window_kernels[static_cast<size_t>(step.index)];
         touch_op(k.op, s);
         if (k.epilogue_op >= 0) touch_op(k.epilogue_op, s);
+        break;
+      }
+      case Step::Kind::Onednn: {
+        const OnednnConv& c = program_.program.onednn_convs[static_cast<size_t>(step.index)];
+        touch_op(c.op, s);
+        for (int op : c.post_ops) touch_op(op, s);
         break;
       }
     }
@@ -244,6 +254,32 @@ bool ProgramRunner::run_window_kernel(size_t index, std::vector<c10::IValue>& sl
   return true;
 }
 
+bool ProgramRunner::run_onednn(size_t index, std::vector<c10::IValue>& slots, std::vector<BlockedValue>& blocked) {
+  const OnednnConv& c = program_.program.onednn_convs[index];
+  auto dense = [&](int slot) -> const at::Tensor* {
+    const c10::IValue& v = slots[static_cast<size_t>(slot)];
+    return v.isTensor() ? &v.toTensor() : nullptr;
+  };
+  auto held = [&](int slot, ValueLayout layout) -> BlockedValue* {
+    if (slot < 0 || layout != ValueLayout::Blocked) return nullptr;
+    BlockedValue& b = blocked[static_cast<size_t>(slot)];
+    return b.buffer.defined() ? &b : nullptr;
+  };
+  BlockedValue* in = held(c.input_slot, c.input_layout);
+  BlockedValue* res = held(c.residual_slot, c.residual_layout);
+  const at::Tensor* res_dense = c.residual_slot >= 0 && !res ? dense(c.residual_slot) : nullptr;
+  BlockedValue out_blocked;
+  at::Tensor out_dense;
+  const bool want_blocked = c.output_layout != ValueLayout::Dense, want_dense = c.output_layout != ValueLayout::Blocked;
+  if (!program_.onednn[index]->run(in, in ? nullptr : dense(c.input_slot), res, res_dense, c.residual_in_place,
+                                   want_blocked ? &out_blocked : nullptr, want_dense ? &out_dense : nullptr)) {
+    return false;
+  }
+  if (want_blocked) blocked[static_cast<size_t>(c.output_slot)] = std::move(out_blocked);
+  if (want_dense) slots[static_cast<size_t>(c.output_slot)] = std::move(out_dense);
+  return true;
+}
+
 std::vector<AutotuneChoice> ProgramRunner::measure_autotune(const std::vector<c10::IValue>& example_slots,
                                                             const SymBindings& bindings) {
   std::vector<c10::IValue> slots = example_slots;
@@ -304,6 +340,8 @@ std::vector<c10::IValue> ProgramRunner::run(const std::vector<c10::IValue>& inpu
   InputBindings bindings(inputs);
   const auto& steps = program_.program.steps;
   bool timed = profiler_ && profiler_->enabled();
+  // Values of oneDNN chains in the blocked layout, by slot (beside their dense form, if any).
+  std::vector<BlockedValue> blocked(program_.program.onednn_convs.empty() ? 0 : slots.size());
   for (size_t s = 0; s < steps.size(); ++s) {
     const Step& step = steps[s];
     std::optional<CpuProfiler::Scope> scope;
@@ -324,8 +362,21 @@ std::vector<c10::IValue> ProgramRunner::run(const std::vector<c10::IValue>& inpu
           if (k.epilogue_op >= 0) run_extern(k.epilogue_op, slots, bindings);
         }
         break;
+      case Step::Kind::Onednn:
+        if (!run_onednn(static_cast<size_t>(step.index), slots, blocked)) {
+          // An operand without the compiled shape: LibTorch runs the convolution and its post-ops,
+          // and the readers take the dense value.
+          ++layout_fallbacks_;
+          const OnednnConv& c = program_.program.onednn_convs[static_cast<size_t>(step.index)];
+          run_extern(c.op, slots, bindings);
+          for (int op : c.post_ops) run_extern(op, slots, bindings);
+        }
+        break;
     }
-    for (int slot : release_after_[s]) slots[static_cast<size_t>(slot)] = c10::IValue();
+    for (int slot : release_after_[s]) {
+      slots[static_cast<size_t>(slot)] = c10::IValue();
+      if (!blocked.empty()) blocked[static_cast<size_t>(slot)] = BlockedValue();
+    }
   }
   std::vector<c10::IValue> out;
   out.reserve(graph_.outputs.size());

@@ -11,6 +11,7 @@
 
 #include "compiler/ir/captured_graph.h"
 #include "compiler/backends/cpp/run/autotune_cache.h"
+#include "compiler/backends/cpp/run/onednn_convolution.h"
 #include "compiler/backends/cpp/schedule/schedule_fusion.h"
 #include "profiler/cpu_profiler.h"
 
@@ -42,6 +43,7 @@ class ProgramRunner {
   void run_extern(int op, std::vector<c10::IValue>& slots, const SymBindings& bindings);
   bool run_kernel(size_t k, std::vector<c10::IValue>& slots);
   bool run_window_kernel(size_t k, std::vector<c10::IValue>& slots);
+  bool run_onednn(size_t k, std::vector<c10::IValue>& slots, std::vector<BlockedValue>& blocked);
   void plan_releases();
 
   CapturedGraph graph_;

@@ -13,6 +13,7 @@
 
 #include "compiler/backends/cpp/passes/graph_passes.h"
 #include "compiler/backends/cpp/lower/index_space.h"
+#include "compiler/backends/cpp/schedule/plan_onednn_layout.h"
 
 namespace tcprof {
 namespace {
@@ -51,6 +52,7 @@ class Scheduler {
     }
     outputs_.insert(g.outputs.begin(), g.outputs.end());
     slot_kernel_.assign(static_cast<size_t>(g.num_slots), -1);
+    layout_ = plan_onednn_layout(g, ctx, out_.constants);
   }
 
   ScheduledProgram run() {
@@ -58,6 +60,8 @@ class Scheduler {
     for (size_t k = 0; k < open_.size(); ++k) {
       if (open_[k]->open) close(static_cast<int>(k));
     }
+    out_.program.onednn_convs = std::move(layout_.convs);
+    out_.onednn = std::move(layout_.primitives);
     return std::move(out_);
   }
 
@@ -67,6 +71,11 @@ class Scheduler {
 
   void process(int i) {
     const GraphOp& op = g_.ops[static_cast<size_t>(i)];
+    if (int c = layout_.step_of_op[static_cast<size_t>(i)]; c >= 0) {
+      // A chain convolution's step computes its post-ops too: they emit nothing of their own.
+      if (layout_.convs[static_cast<size_t>(c)].op == i) onednn_step(c);
+      return;
+    }
     if (try_window_kernel(i) || try_window_epilogue(i)) return;
     const OpLowering& l = lowerings_[static_cast<size_t>(i)];
     if (l.kind == OpLowering::Kind::None) {
@@ -209,6 +218,14 @@ class Scheduler {
     }
     out_.program.steps.push_back({Step::Kind::Extern, i});
     if (!is_extern_by_design(op.name) && op.name.rfind("prim::", 0) != 0) out_.fallbacks.push_back({i, reason});
+  }
+
+  void onednn_step(int c) {
+    const OnednnConv& conv = layout_.convs[static_cast<size_t>(c)];
+    for (int s : {conv.input_slot, conv.residual_slot}) {
+      if (s >= 0 && slot_kernel_[static_cast<size_t>(s)] >= 0) close(slot_kernel_[static_cast<size_t>(s)]);
+    }
+    out_.program.steps.push_back({Step::Kind::Onednn, c});
   }
 
   void close(int k) {
@@ -367,6 +384,7 @@ class Scheduler {
   std::vector<std::vector<int>> readers_;
   std::set<int> outputs_;
   std::map<int, int> window_of_slot_;  // output slot -> native kernel, while it may take an epilogue
+  OnednnLayoutPlan layout_;
 };
 
 }  // namespace

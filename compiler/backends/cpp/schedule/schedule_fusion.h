@@ -5,9 +5,12 @@
 //   - every op is computed once per element (no fusion recomputes work), and a kernel is closed
 //     as soon as anything outside it must read one of its values, so it runs before that reader;
 //   - values read outside a kernel become its outputs; everything else stays in registers;
-//   - depthwise convolutions and max pooling become directly generated kernels.
+//   - convolutions chains run through oneDNN in its blocked layout with fused post-ops (the layout
+//     pass, plan_onednn_layout.h); other depthwise convolutions and max pooling become directly
+//     generated kernels.
 // Ops that are not lowered stay extern steps.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,8 +26,11 @@ struct FallbackOp {
   std::string reason;
 };
 
+class OnednnConvolution;
+
 struct ScheduledProgram {
   LoopProgram program;
+  std::vector<std::shared_ptr<OnednnConvolution>> onednn;  // per program.onednn_convs: primitives
   std::vector<at::Tensor> constants;  // KernelInput::constant and native weights index these
   std::vector<FallbackOp> fallbacks;  // ops kept as LibTorch calls that are not extern by design
 };

@@ -1,0 +1,277 @@
+#include "compiler/backends/cpp/run/onednn_convolution.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
+#include <unordered_map>
+
+#include <ATen/ATen.h>
+
+#ifdef TCPROF_HAVE_ONEDNN
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+namespace tcprof {
+
+bool onednn_layout_enabled() {
+#ifdef TCPROF_HAVE_ONEDNN
+  static const bool enabled = [] {
+    const char* v = std::getenv("TCPROF_ONEDNN");
+    return v == nullptr || std::string(v) != "0";
+  }();
+  return enabled;
+#else
+  return false;
+#endif
+}
+
+#ifdef TCPROF_HAVE_ONEDNN
+
+namespace {
+
+using dnnl::memory;
+using Dims = memory::dims;
+
+dnnl::engine& cpu_engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+dnnl::algorithm eltwise_of(OnednnConv::Activation a) {
+  switch (a) {
+    case OnednnConv::Activation::Relu: return dnnl::algorithm::eltwise_relu;
+    case OnednnConv::Activation::Clip: return dnnl::algorithm::eltwise_clip;
+    case OnednnConv::Activation::Hardswish: return dnnl::algorithm::eltwise_hardswish;
+    case OnednnConv::Activation::Silu: return dnnl::algorithm::eltwise_swish;
+    case OnednnConv::Activation::Sigmoid: return dnnl::algorithm::eltwise_logistic;
+    case OnednnConv::Activation::Tanh: return dnnl::algorithm::eltwise_tanh;
+    case OnednnConv::Activation::Gelu: return dnnl::algorithm::eltwise_gelu_erf;
+    case OnednnConv::Activation::None: break;
+  }
+  throw std::runtime_error("no oneDNN eltwise for this activation");
+}
+
+// alpha/beta as each algorithm reads them (oneDNN 3 made hardswish's 1/6 and 1/2 explicit; 2.x
+// ignores them).
+std::pair<float, float> eltwise_params(const OnednnConv& c) {
+  switch (c.activation) {
+    case OnednnConv::Activation::Clip: return {c.alpha, c.beta};
+    case OnednnConv::Activation::Hardswish: return {1.f / 6.f, 0.5f};
+    case OnednnConv::Activation::Silu: return {1.f, 0.f};
+    default: return {0.f, 0.f};
+  }
+}
+
+// oneDNN's name of a layout, "aBcd16b" (dims by decreasing stride, blocked ones capital, then the
+// inner blocks), shown as PyTorch's names: nchw, nhwc, nChw16c.
+std::string format_of(const memory::desc& md) {
+#if DNNL_VERSION_MAJOR >= 3
+  if (md.get_format_kind() != memory::format_kind::blocked) return "opaque";
+  const int ndims = md.get_ndims();
+  Dims strides = md.get_strides(), blks = md.get_inner_blks(), idxs = md.get_inner_idxs();
+  const int nblks = md.get_inner_nblks();
+#else
+  if (md.data.format_kind != dnnl_blocked) return "opaque";
+  const int ndims = md.data.ndims;
+  const auto& b = md.data.format_desc.blocking;
+  Dims strides(b.strides, b.strides + ndims), blks(b.inner_blks, b.inner_blks + b.inner_nblks),
+      idxs(b.inner_idxs, b.inner_idxs + b.inner_nblks);
+  const int nblks = b.inner_nblks;
+#endif
+  std::vector<int> order(static_cast<size_t>(ndims));
+  for (int d = 0; d < ndims; ++d) order[static_cast<size_t>(d)] = d;
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return strides[static_cast<size_t>(x)] > strides[static_cast<size_t>(y)]; });
+  std::string tag;
+  for (int d : order) {
+    bool blocked = false;
+    for (int k = 0; k < nblks; ++k) blocked = blocked || idxs[static_cast<size_t>(k)] == d;
+    tag += static_cast<char>((blocked ? 'A' : 'a') + d);
+  }
+  for (int k = 0; k < nblks; ++k) tag += std::to_string(blks[static_cast<size_t>(k)]) + static_cast<char>('a' + idxs[static_cast<size_t>(k)]);
+  if (tag == "abcd") return "nchw";
+  if (tag == "acdb") return "nhwc";
+  if (nblks == 1 && tag.compare(0, 4, "aBcd") == 0 && tag.back() == 'b') return "nChw" + tag.substr(4, tag.size() - 5) + "c";
+  return tag;
+}
+
+// oneDNN's relu and clip return 0 (or the lower bound) for NaN, where LibTorch's return NaN: those
+// two run after the primitive as LibTorch's own clamp over the output buffer, so a NaN in the
+// model's input still reaches its output as in eager. The other activations propagate NaN in
+// oneDNN as in LibTorch and stay post-ops.
+bool clamps_after(const OnednnConv& c) {
+  if (std::getenv("TCPROF_ONEDNN_FAST_RELU")) return false;  // measurement only
+  return c.activation == OnednnConv::Activation::Relu || c.activation == OnednnConv::Activation::Clip;
+}
+
+}  // namespace
+
+struct OnednnConvolution::Impl {
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::convolution_forward primitive;
+  memory::desc dense_src, dense_dst;  // NCHW
+  at::Tensor weight;                  // in pd.weights_desc()
+  std::optional<at::Tensor> bias;
+  dnnl::stream stream{cpu_engine()};
+  // Reorders by (from, to): built on first use, the same pair every call in practice.
+  struct CachedReorder {
+    memory::desc from, to;
+    dnnl::reorder reorder;
+  };
+  std::vector<CachedReorder> reorders;
+
+  void reorder(const memory::desc& from, void* src, const memory::desc& to, void* dst) {
+    CachedReorder* r = nullptr;
+    for (auto& c : reorders) {
+      if (c.from == from && c.to == to) r = &c;
+    }
+    if (!r) {
+      reorders.push_back({from, to, dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), from, cpu_engine(), to))});
+      r = &reorders.back();
+    }
+    memory s(from, cpu_engine(), src), d(to, cpu_engine(), dst);
+    r->reorder.execute(stream, s, d);
+  }
+};
+
+namespace {
+at::Tensor buffer_for(const memory::desc& md) {
+  return at::empty({static_cast<int64_t>(md.get_size())}, at::TensorOptions().dtype(at::kByte));
+}
+}  // namespace
+
+OnednnConvolution::OnednnConvolution(const OnednnConv& c, const at::Tensor& weight, const std::optional<at::Tensor>& bias)
+    : conv_(c) {
+  using tag = memory::format_tag;
+  using dt = memory::data_type;
+  Dims src{c.n, c.c, c.h, c.w}, dst{c.n, c.oc, c.oh, c.ow};
+  Dims wdims = c.groups == 1 ? Dims{c.oc, c.c, c.kh, c.kw} : Dims{c.groups, c.oc / c.groups, c.c / c.groups, c.kh, c.kw};
+  Dims strides{c.sh, c.sw}, dilates{c.dh - 1, c.dw - 1}, pad_l{c.ph, c.pw};
+  // PyTorch pads both sides equally and floors the output size, as oneDNN does with equal pads.
+  Dims pad_r = pad_l;
+  memory::desc src_any(src, dt::f32, tag::any), dst_any(dst, dt::f32, tag::any), w_any(wdims, dt::f32, tag::any);
+  memory::desc b_md = bias ? memory::desc({c.oc}, dt::f32, tag::x) : memory::desc();
+  dnnl::post_ops ops;
+  if (c.residual_slot >= 0) ops.append_sum(c.residual_scale);
+  if (c.activation != OnednnConv::Activation::None && !clamps_after(c)) {
+    auto [alpha, beta] = eltwise_params(c);
+#if DNNL_VERSION_MAJOR >= 3
+    ops.append_eltwise(eltwise_of(c.activation), alpha, beta);
+#else
+    ops.append_eltwise(1.f, eltwise_of(c.activation), alpha, beta);
+#endif
+  }
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(ops);
+  auto prop = dnnl::prop_kind::forward_inference;
+  auto alg = dnnl::algorithm::convolution_direct;
+  impl_ = std::make_unique<Impl>();
+  try {
+#if DNNL_VERSION_MAJOR >= 3
+    impl_->pd = dnnl::convolution_forward::primitive_desc(cpu_engine(), prop, alg, src_any, w_any, b_md, dst_any, strides,
+                                                          dilates, pad_l, pad_r, attr);
+#else
+    dnnl::convolution_forward::desc d(prop, alg, src_any, w_any, b_md, dst_any, strides, dilates, pad_l, pad_r);
+    impl_->pd = dnnl::convolution_forward::primitive_desc(d, attr, cpu_engine());
+#endif
+    impl_->primitive = dnnl::convolution_forward(impl_->pd);
+    impl_->dense_src = memory::desc(src, dt::f32, tag::nchw);
+    impl_->dense_dst = memory::desc(dst, dt::f32, tag::nchw);
+    // The weight, once, into the layout the primitive computes with.
+    at::Tensor w = weight.contiguous();
+    memory::desc w_plain(wdims, dt::f32, c.groups == 1 ? tag::oihw : tag::goihw);
+    impl_->weight = buffer_for(impl_->pd.weights_desc());
+    impl_->reorder(w_plain, w.data_ptr(), impl_->pd.weights_desc(), impl_->weight.data_ptr());
+    impl_->stream.wait();
+    if (bias) impl_->bias = bias->contiguous();
+  } catch (const dnnl::error& e) {
+    throw std::runtime_error(std::string("oneDNN: ") + e.what());
+  }
+}
+
+OnednnConvolution::~OnednnConvolution() = default;
+
+std::string OnednnConvolution::input_format() const { return format_of(impl_->pd.src_desc()); }
+std::string OnednnConvolution::output_format() const { return format_of(impl_->pd.dst_desc()); }
+
+bool OnednnConvolution::run(const BlockedValue* input_blocked, const at::Tensor* input_dense, BlockedValue* residual_blocked,
+                            const at::Tensor* residual_dense, bool residual_owned, BlockedValue* blocked, at::Tensor* dense) {
+  const OnednnConv& c = conv_;
+  Impl& m = *impl_;
+  auto dense_fits = [](const at::Tensor* t, int64_t n, int64_t ch, int64_t h, int64_t w) {
+    return t && t->defined() && t->scalar_type() == at::kFloat && t->device().is_cpu() && t->dim() == 4 &&
+           t->size(0) == n && t->size(1) == ch && t->size(2) == h && t->size(3) == w && t->is_contiguous();
+  };
+  const bool in_blocked = input_blocked && input_blocked->buffer.defined() && input_blocked->producer;
+  if (!in_blocked && !dense_fits(input_dense, c.n, c.c, c.h, c.w)) return false;
+  const bool res_blocked = residual_blocked && residual_blocked->buffer.defined() && residual_blocked->producer;
+  if (c.residual_slot >= 0 && !res_blocked && !dense_fits(residual_dense, c.n, c.oc, c.oh, c.ow)) return false;
+
+  const memory::desc src_md = m.pd.src_desc(), dst_md = m.pd.dst_desc();
+  // Source: used where it is when its layout is the one the primitive wants.
+  at::Tensor src_tmp;
+  void* src = nullptr;
+  const memory::desc& from = in_blocked ? input_blocked->producer->impl_->pd.dst_desc() : m.dense_src;
+  void* from_ptr = in_blocked ? input_blocked->buffer.data_ptr() : input_dense->data_ptr();
+  if (from == src_md) {
+    src = from_ptr;
+  } else {
+    src_tmp = buffer_for(src_md);
+    src = src_tmp.data_ptr();
+    m.reorder(from, from_ptr, src_md, src);
+  }
+  // Destination: the residual first (sum post-op), written over when this step may.
+  at::Tensor out;
+  if (c.residual_slot >= 0) {
+    const memory::desc& rfrom = res_blocked ? residual_blocked->producer->impl_->pd.dst_desc() : m.dense_dst;
+    void* rptr = res_blocked ? residual_blocked->buffer.data_ptr() : residual_dense->data_ptr();
+    // Only when nothing else shares the storage (a dense view of the same buffer, say).
+    if (res_blocked && residual_owned && rfrom == dst_md && residual_blocked->buffer.storage().use_count() == 1) {
+      out = std::move(residual_blocked->buffer);
+    } else {
+      out = buffer_for(dst_md);
+      m.reorder(rfrom, rptr, dst_md, out.data_ptr());
+    }
+  } else {
+    out = buffer_for(dst_md);
+  }
+  memory src_mem(src_md, cpu_engine(), src), w_mem(m.pd.weights_desc(), cpu_engine(), m.weight.data_ptr()),
+      dst_mem(dst_md, cpu_engine(), out.data_ptr());
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_DST, dst_mem}};
+  if (m.bias) args.emplace(DNNL_ARG_BIAS, memory(m.pd.bias_desc(), cpu_engine(), m.bias->data_ptr()));
+  m.primitive.execute(m.stream, args);
+  if (clamps_after(c)) {
+    // Zero padding of a blocked layout stays zero (clamp keeps 0 for every bound we fuse).
+    at::Tensor values = out.view(at::kFloat);
+    if (c.activation == OnednnConv::Activation::Relu) at::clamp_min_(values, 0);
+    else at::clamp_(values, c.alpha, c.beta);
+  }
+  if (dense) {
+    if (dst_md == m.dense_dst) {
+      *dense = out.view(at::kFloat).view({c.n, c.oc, c.oh, c.ow});
+    } else {
+      *dense = at::empty({c.n, c.oc, c.oh, c.ow}, at::TensorOptions().dtype(at::kFloat));
+      m.reorder(dst_md, out.data_ptr(), m.dense_dst, dense->data_ptr());
+    }
+  }
+  m.stream.wait();
+  if (blocked) *blocked = {std::move(out), this};
+  return true;
+}
+
+#else  // built without oneDNN's headers: the layout pass plans nothing, so nothing constructs these
+
+struct OnednnConvolution::Impl {};
+OnednnConvolution::OnednnConvolution(const OnednnConv& c, const at::Tensor&, const std::optional<at::Tensor>&) : conv_(c) {
+  throw std::runtime_error("tcprof was built without oneDNN");
+}
+OnednnConvolution::~OnednnConvolution() = default;
+std::string OnednnConvolution::input_format() const { return ""; }
+std::string OnednnConvolution::output_format() const { return ""; }
+bool OnednnConvolution::run(const BlockedValue*, const at::Tensor*, BlockedValue*, const at::Tensor*, bool, BlockedValue*,
+                            at::Tensor*) {
+  return false;
+}
+
+#endif
+
+}  // namespace tcprof

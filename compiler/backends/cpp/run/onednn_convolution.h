@@ -1,0 +1,54 @@
+// One convolution of an oneDNN chain (OnednnConv in loop_ir.h) at run time: the primitive created
+// once for the compiled shapes, its weight reordered once into the layout it wants, and post-ops
+// (sum for the residual, one activation) fused into it. Values between convolutions of a chain stay
+// in the primitive's blocked layout; reorders happen only where a value enters or leaves the chain,
+// or where two primitives chose different blocked layouts. Only this file includes oneDNN.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <ATen/core/Tensor.h>
+
+#include "compiler/backends/cpp/lower/loop_ir.h"
+
+namespace tcprof {
+
+// True when tcprof was built with oneDNN's headers and TCPROF_ONEDNN is not 0.
+bool onednn_layout_enabled();
+
+// A value in a blocked layout: a byte buffer and the convolution whose output layout it is in.
+class OnednnConvolution;
+struct BlockedValue {
+  at::Tensor buffer;
+  const OnednnConvolution* producer = nullptr;
+};
+
+class OnednnConvolution {
+ public:
+  // Throws std::runtime_error when this oneDNN cannot build the primitive (the scheduler then keeps
+  // LibTorch's convolution).
+  OnednnConvolution(const OnednnConv& conv, const at::Tensor& weight, const std::optional<at::Tensor>& bias);
+  ~OnednnConvolution();
+  OnednnConvolution(const OnednnConvolution&) = delete;
+  OnednnConvolution& operator=(const OnednnConvolution&) = delete;
+
+  // Runs the step. The input and the residual each come blocked (from their producer) or dense
+  // (NCHW, contiguous, the compiled shape); `residual_owned` allows writing the output over the
+  // residual's buffer. Fills `blocked` and/or `dense` as the step's output layout asks. Returns
+  // false when a dense operand does not have the compiled shape (the caller runs LibTorch instead).
+  bool run(const BlockedValue* input_blocked, const at::Tensor* input_dense, BlockedValue* residual_blocked,
+           const at::Tensor* residual_dense, bool residual_owned, BlockedValue* blocked, at::Tensor* dense);
+
+  // The layouts the primitive chose, e.g. "nChw16c", for the IR record.
+  std::string input_format() const;
+  std::string output_format() const;
+  const OnednnConv& conv() const { return conv_; }
+
+ private:
+  struct Impl;
+  OnednnConv conv_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tcprof

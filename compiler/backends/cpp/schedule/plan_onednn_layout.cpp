@@ -1,0 +1,351 @@
+#include "compiler/backends/cpp/schedule/plan_onednn_layout.h"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+#include <stdexcept>
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#include "compiler/backends/cpp/passes/graph_passes.h"
+#include "compiler/backends/cpp/run/onednn_convolution.h"
+#include "core/log.h"
+
+namespace tcprof {
+namespace {
+
+class LayoutPlanner {
+ public:
+  LayoutPlanner(const CapturedGraph& g, const LowerContext& ctx, std::vector<at::Tensor>& constants)
+      : g_(g), ctx_(ctx), constants_(constants) {
+    readers_.resize(static_cast<size_t>(g.num_slots));
+    producer_.assign(static_cast<size_t>(g.num_slots), -1);
+    for (size_t i = 0; i < g.ops.size(); ++i) {
+      for (int s : slots_read(g.ops[i])) readers_[static_cast<size_t>(s)].push_back(static_cast<int>(i));
+      for (int s : g.ops[i].outputs) producer_[static_cast<size_t>(s)] = static_cast<int>(i);
+    }
+    outputs_.insert(g.outputs.begin(), g.outputs.end());
+    plan_.step_of_op.assign(g.ops.size(), -1);
+    final_of_.assign(static_cast<size_t>(g.num_slots), -1);
+  }
+
+  OnednnLayoutPlan run() {
+    for (size_t i = 0; i < g_.ops.size(); ++i) {
+      int op = static_cast<int>(i);
+      if (!try_conv(op) && !try_residual_add(op)) try_activation(op);
+    }
+    assign_layouts();
+    return std::move(plan_);
+  }
+
+ private:
+  const at::Tensor* example(int slot) const {
+    const c10::IValue& v = ctx_.slots[static_cast<size_t>(slot)];
+    return v.isTensor() ? &v.toTensor() : nullptr;
+  }
+  static bool plain_float4d(const at::Tensor* t) {
+    return t && t->scalar_type() == at::kFloat && t->dim() == 4 && t->is_contiguous() && !t->requires_grad() &&
+           t->device().is_cpu();
+  }
+  // Where the op's computation happens: the conv step it is fused into, or its own place.
+  int position(int op) const {
+    int c = plan_.step_of_op[static_cast<size_t>(op)];
+    return c >= 0 ? plan_.convs[static_cast<size_t>(c)].op : op;
+  }
+  // The conv whose step currently ends with `slot`, when `slot` may still take a post-op: read by
+  // exactly one op and not a graph output.
+  int open_conv(int slot) const {
+    int c = final_of_[static_cast<size_t>(slot)];
+    if (c < 0 || outputs_.count(slot) || readers_[static_cast<size_t>(slot)].size() != 1) return -1;
+    return c;
+  }
+  void fuse(int c, int op) {
+    OnednnConv& conv = plan_.convs[static_cast<size_t>(c)];
+    conv.post_ops.push_back(op);
+    final_of_[static_cast<size_t>(conv.output_slot)] = -1;
+    conv.output_slot = g_.ops[static_cast<size_t>(op)].outputs[0];
+    final_of_[static_cast<size_t>(conv.output_slot)] = c;
+    plan_.step_of_op[static_cast<size_t>(op)] = c;
+  }
+
+  bool int_pair(const GraphOp& op, size_t a, int64_t* p, int64_t* q) const {
+    if (op.args[a].kind == Arg::Kind::Sym) return false;
+    c10::IValue v = ctx_.arg(op, a);
+    if (!v.isIntList()) return false;
+    auto l = v.toIntVector();
+    if (l.size() == 1) l.push_back(l[0]);
+    if (l.size() != 2) return false;
+    *p = l[0], *q = l[1];
+    return true;
+  }
+
+  bool try_conv(int i) {
+    const GraphOp& op = g_.ops[static_cast<size_t>(i)];
+    if (op.name != "aten::conv2d" || op.args.size() < 7 || op.outputs.size() != 1) return false;
+    if (op.args[0].kind != Arg::Kind::Slot || op.args[1].kind != Arg::Kind::Constant || !op.args[1].constant.isTensor()) {
+      return false;
+    }
+    for (size_t a = 2; a < op.args.size(); ++a) {
+      if (op.args[a].kind != Arg::Kind::Constant) return false;
+    }
+    const at::Tensor* x = example(op.args[0].slot);
+    const at::Tensor* y = example(op.outputs[0]);
+    const at::Tensor& w = op.args[1].constant.toTensor();
+    if (!plain_float4d(x) || !y || y->dim() != 4 || w.dim() != 4 || w.scalar_type() != at::kFloat) return false;
+    c10::IValue b = ctx_.arg(op, 2);
+    if (!b.isNone() && (!b.isTensor() || b.toTensor().scalar_type() != at::kFloat || b.toTensor().dim() != 1)) return false;
+    OnednnConv c;
+    c.op = i;
+    c.input_slot = op.args[0].slot;
+    c.conv_slot = c.output_slot = op.outputs[0];
+    c.n = x->size(0), c.c = x->size(1), c.h = x->size(2), c.w = x->size(3);
+    c.oc = y->size(1), c.oh = y->size(2), c.ow = y->size(3);
+    c.kh = w.size(2), c.kw = w.size(3);
+    if (!int_pair(op, 3, &c.sh, &c.sw) || !int_pair(op, 4, &c.ph, &c.pw) || !int_pair(op, 5, &c.dh, &c.dw)) return false;
+    if (!ctx_.arg(op, 6).isInt()) return false;
+    c.groups = ctx_.arg(op, 6).toInt();
+    if (c.groups < 1 || c.c % c.groups != 0 || c.oc % c.groups != 0 || w.size(1) * c.groups != c.c || w.size(0) != c.oc) {
+      return false;
+    }
+    if (c.n == 0 || c.oh <= 0 || c.ow <= 0) return false;
+    return add_conv(std::move(c), w, b.isTensor() ? std::optional<at::Tensor>(b.toTensor()) : std::nullopt);
+  }
+
+  bool add_conv(OnednnConv c, const at::Tensor& w, const std::optional<at::Tensor>& bias) {
+    int index = static_cast<int>(plan_.convs.size());
+    c.weight = static_cast<int>(constants_.size());
+    constants_.push_back(w.contiguous());
+    if (bias) {
+      c.bias = static_cast<int>(constants_.size());
+      constants_.push_back(bias->contiguous());
+    }
+    plan_.convs.push_back(std::move(c));
+    plan_.step_of_op[static_cast<size_t>(plan_.convs.back().op)] = index;
+    final_of_[static_cast<size_t>(plan_.convs.back().output_slot)] = index;
+    return true;
+  }
+
+  // add(a, b) with a or b the open end of a conv step: the sum post-op of whichever of the two runs
+  // later, with the other operand (already computed by then) as its residual.
+  bool try_residual_add(int j) {
+    const GraphOp& op = g_.ops[static_cast<size_t>(j)];
+    if (op.name != "aten::add" || op.args.size() < 2 || op.outputs.size() != 1) return false;
+    if (op.args[0].kind != Arg::Kind::Slot || op.args[1].kind != Arg::Kind::Slot) return false;
+    if (op.args.size() > 2) {
+      if (op.args[2].kind != Arg::Kind::Constant) return false;
+      c10::IValue alpha = op.args[2].constant;
+      if (!alpha.isScalar() || alpha.toScalar().toDouble() != 1.0) return false;
+    }
+    const at::Tensor* out = example(op.outputs[0]);
+    int best = -1, residual = -1;
+    for (int side = 0; side < 2; ++side) {
+      int slot = op.args[static_cast<size_t>(side)].slot, other = op.args[static_cast<size_t>(1 - side)].slot;
+      int c = open_conv(slot);
+      if (c < 0 || slot == other) continue;
+      const OnednnConv& conv = plan_.convs[static_cast<size_t>(c)];
+      if (conv.residual_slot >= 0 || conv.activation != OnednnConv::Activation::None) continue;
+      const at::Tensor* r = example(other);
+      if (!plain_float4d(r) || !out || r->sizes() != out->sizes() || example(slot)->sizes() != out->sizes()) continue;
+      int p = producer_[static_cast<size_t>(other)];
+      if (p >= 0 && position(p) >= conv.op) continue;  // not computed yet when the conv runs
+      if (!nothing_impure_between(conv.op, j)) continue;
+      if (best < 0 || conv.op > plan_.convs[static_cast<size_t>(best)].op) best = c, residual = other;
+    }
+    if (best < 0) return false;
+    OnednnConv& conv = plan_.convs[static_cast<size_t>(best)];
+    conv.residual_slot = residual;
+    fuse(best, j);
+    return true;
+  }
+
+  bool nothing_impure_between(int from, int to) const {
+    for (int k = from + 1; k < to; ++k) {
+      if (!is_pure_op(g_.ops[static_cast<size_t>(k)].name)) return false;
+    }
+    return true;
+  }
+
+  bool try_activation(int j) {
+    const GraphOp& op = g_.ops[static_cast<size_t>(j)];
+    if (op.args.empty() || op.args[0].kind != Arg::Kind::Slot || op.outputs.size() != 1) return false;
+    int c = open_conv(op.args[0].slot);
+    if (c < 0) return false;
+    for (size_t a = 1; a < op.args.size(); ++a) {
+      if (op.args[a].kind != Arg::Kind::Constant) return false;
+    }
+    using A = OnednnConv::Activation;
+    A act = A::None;
+    float lo = 0, hi = 0;
+    if (op.name == "aten::relu") act = A::Relu;
+    else if (op.name == "aten::relu6") act = A::Clip, lo = 0, hi = 6;
+    else if (op.name == "aten::hardtanh") {
+      act = A::Clip;
+      lo = op.args.size() > 1 ? static_cast<float>(ctx_.arg(op, 1).toScalar().toDouble()) : -1.f;
+      hi = op.args.size() > 2 ? static_cast<float>(ctx_.arg(op, 2).toScalar().toDouble()) : 1.f;
+      if (lo > 0 || hi < 0) return false;  // it would change a blocked layout's zero padding
+    } else if (op.name == "aten::hardswish") act = A::Hardswish;
+    else if (op.name == "aten::silu") act = A::Silu;
+    else if (op.name == "aten::sigmoid") act = A::Sigmoid;
+    else if (op.name == "aten::tanh") act = A::Tanh;
+    else if (op.name == "aten::gelu") {
+      if (op.args.size() > 1 && (!op.args[1].constant.isString() || op.args[1].constant.toStringRef() != "none")) return false;
+      act = A::Gelu;
+    }
+    if (act == A::None) return false;
+    OnednnConv& conv = plan_.convs[static_cast<size_t>(c)];
+    if (conv.activation != A::None) return false;
+    conv.activation = act;
+    conv.alpha = lo, conv.beta = hi;
+    fuse(c, j);
+    return true;
+  }
+
+  // Each step's input, residual and output layout from who produces and who reads each value; then
+  // the primitives with their post-ops, and whether a step may write over its residual.
+  void assign_layouts() {
+    std::vector<int> conv_ending_at(static_cast<size_t>(g_.num_slots), -1);
+    for (size_t c = 0; c < plan_.convs.size(); ++c) conv_ending_at[static_cast<size_t>(plan_.convs[c].output_slot)] = static_cast<int>(c);
+    std::vector<bool> read_blocked(static_cast<size_t>(g_.num_slots), false), read_dense(static_cast<size_t>(g_.num_slots), false);
+    for (auto& c : plan_.convs) {
+      if (conv_ending_at[static_cast<size_t>(c.input_slot)] >= 0) {
+        c.input_layout = ValueLayout::Blocked;
+        read_blocked[static_cast<size_t>(c.input_slot)] = true;
+      }
+      if (c.residual_slot >= 0 && conv_ending_at[static_cast<size_t>(c.residual_slot)] >= 0) {
+        c.residual_layout = ValueLayout::Blocked;
+        read_blocked[static_cast<size_t>(c.residual_slot)] = true;
+      }
+    }
+    for (size_t i = 0; i < g_.ops.size(); ++i) {
+      int c = plan_.step_of_op[i];
+      for (int s : slots_read(g_.ops[i])) {
+        if (c >= 0) {
+          const OnednnConv& conv = plan_.convs[static_cast<size_t>(c)];
+          bool inside = s == conv.conv_slot || (s != conv.input_slot && s != conv.residual_slot);
+          for (int p : conv.post_ops) {
+            if (s == g_.ops[static_cast<size_t>(p)].outputs[0]) inside = true;
+          }
+          if (inside) continue;
+          if (conv_ending_at[static_cast<size_t>(s)] >= 0) continue;  // read blocked (above)
+        }
+        read_dense[static_cast<size_t>(s)] = true;
+      }
+    }
+    for (int s : g_.outputs) read_dense[static_cast<size_t>(s)] = true;
+    for (size_t c = 0; c < plan_.convs.size(); ++c) {
+      OnednnConv& conv = plan_.convs[c];
+      size_t s = static_cast<size_t>(conv.output_slot);
+      conv.output_layout = read_blocked[s] && read_dense[s] ? ValueLayout::Both
+                           : read_blocked[s]                ? ValueLayout::Blocked
+                                                            : ValueLayout::Dense;
+      if (conv.residual_slot >= 0 && conv.residual_layout == ValueLayout::Blocked) conv.residual_in_place = last_reader_is(conv);
+      const char* act = activation_name(conv.activation);
+      conv.name = fmt::format("d{}_conv{}{}{}", c, conv.residual_slot >= 0 ? "_add" : "",
+                              conv.activation != OnednnConv::Activation::None ? "_" : "",
+                              conv.activation != OnednnConv::Activation::None ? act : "");
+      std::optional<at::Tensor> bias;
+      if (conv.bias >= 0) bias = constants_[static_cast<size_t>(conv.bias)];
+      plan_.primitives.push_back(std::make_shared<OnednnConvolution>(conv, constants_[static_cast<size_t>(conv.weight)], bias));
+    }
+  }
+
+  // The step may write its output over the residual's blocked buffer when every other reader of
+  // the residual has run before it and the residual is not a graph output.
+  bool last_reader_is(const OnednnConv& conv) const {
+    if (outputs_.count(conv.residual_slot)) return false;
+    int add = conv.post_ops.front();
+    for (int r : readers_[static_cast<size_t>(conv.residual_slot)]) {
+      if (r != add && position(r) >= conv.op) return false;
+    }
+    return true;
+  }
+
+  const CapturedGraph& g_;
+  const LowerContext& ctx_;
+  std::vector<at::Tensor>& constants_;
+  std::vector<std::vector<int>> readers_;
+  std::vector<int> producer_;
+  std::set<int> outputs_;
+  std::vector<int> final_of_;  // slot -> conv whose step currently ends with it
+  OnednnLayoutPlan plan_;
+};
+
+}  // namespace
+
+OnednnLayoutPlan plan_onednn_layout(const CapturedGraph& graph, const LowerContext& ctx, std::vector<at::Tensor>& constants) {
+  if (!onednn_layout_enabled()) {
+    OnednnLayoutPlan none;
+    none.step_of_op.assign(graph.ops.size(), -1);
+    return none;
+  }
+  try {
+    return LayoutPlanner(graph, ctx, constants).run();
+  } catch (const std::exception& e) {
+    // This oneDNN cannot build one of the primitives: every convolution stays as it was.
+    log(LogChannel::Fusion, "layout pass: convolutions stay LibTorch calls: {}", e.what());
+    OnednnLayoutPlan none;
+    none.step_of_op.assign(graph.ops.size(), -1);
+    return none;
+  }
+}
+
+LayoutReport layout_report(const CapturedGraph& g, const std::vector<OnednnConv>& convs,
+                           const std::vector<std::shared_ptr<OnednnConvolution>>& primitives) {
+  LayoutReport r;
+  std::vector<int> conv_ending_at(static_cast<size_t>(g.num_slots), -1);
+  for (size_t c = 0; c < convs.size(); ++c) conv_ending_at[static_cast<size_t>(convs[c].output_slot)] = static_cast<int>(c);
+  std::vector<std::vector<int>> readers(static_cast<size_t>(g.num_slots));
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    for (int s : slots_read(g.ops[i])) readers[static_cast<size_t>(s)].push_back(static_cast<int>(i));
+  }
+  auto where = [&](int op) {
+    const GraphOp& o = g.ops[static_cast<size_t>(op)];
+    return o.loc.known() ? fmt::format("{} at {}:{}", o.name, o.loc.file, o.loc.line) : o.name;
+  };
+  // A value's first reader outside the chains, for "leaves for ...".
+  auto dense_reader = [&](int slot) -> std::string {
+    for (int op : readers[static_cast<size_t>(slot)]) {
+      bool in_chain = false;
+      for (const auto& c : convs) {
+        in_chain = in_chain || c.op == op || std::find(c.post_ops.begin(), c.post_ops.end(), op) != c.post_ops.end();
+      }
+      if (!in_chain) return where(op);
+    }
+    return "graph output";
+  };
+  auto from_where = [&](int slot) {
+    for (size_t i = 0; i < g.ops.size(); ++i) {
+      for (int o : g.ops[i].outputs) {
+        if (o == slot) return where(static_cast<int>(i));
+      }
+    }
+    return std::string("graph input");
+  };
+  for (size_t c = 0; c < convs.size(); ++c) {
+    const OnednnConv& conv = convs[c];
+    const OnednnConvolution& p = *primitives[c];
+    ++r.convolutions;
+    r.post_ops += static_cast<int>(conv.post_ops.size());
+    if (r.format.empty() && p.output_format() != "nchw") r.format = p.output_format();
+    auto entering = [&](int slot, ValueLayout layout, const std::string& want, const char* role) {
+      if (layout == ValueLayout::Blocked) {
+        const OnednnConvolution& producer = *primitives[static_cast<size_t>(conv_ending_at[static_cast<size_t>(slot)])];
+        if (producer.output_format() == want) ++r.blocked_values;
+        else r.reorders.push_back(fmt::format("%{} {} -> {} into {} ({}, from {})", slot, producer.output_format(), want,
+                                              conv.name, role, producer.conv().name));
+      } else if (want != "nchw") {
+        r.reorders.push_back(fmt::format("%{} nchw -> {} into {} ({}, from {})", slot, want, conv.name, role, from_where(slot)));
+      }
+    };
+    entering(conv.input_slot, conv.input_layout, p.input_format(), "input");
+    if (conv.residual_slot >= 0) entering(conv.residual_slot, conv.residual_layout, p.output_format(), "residual");
+    if (conv.output_layout != ValueLayout::Blocked && p.output_format() != "nchw") {
+      r.reorders.push_back(fmt::format("%{} {} -> nchw out of {} (for {})", conv.output_slot, p.output_format(), conv.name,
+                                       dense_reader(conv.output_slot)));
+    }
+  }
+  return r;
+}
+
+}  // namespace tcprof

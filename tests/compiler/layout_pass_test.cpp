@@ -1,0 +1,138 @@
+// The layout pass (schedule/plan_onednn_layout.h): convolution chains in oneDNN's blocked layout
+// with prepacked weights and fused post-ops, checked against eager LibTorch on the conv_chains
+// sample (every pattern the pass handles, each where it is hardest) and on MobileNetV2 and
+// ResNet18, and what `explain` reports of it. Built without oneDNN's headers, the pass plans
+// nothing and these tests check that convolutions still match eager.
+#include <limits>
+
+#include <ATen/core/grad_mode.h>
+#include <nlohmann/json.hpp>
+
+#include "compiler/backends/cpp/run/onednn_convolution.h"
+#include "tests/compiler/compiler_test_support.h"
+#include "tests/test_support.h"
+
+namespace tcprof {
+namespace {
+
+using testing::expect_same_output;
+using testing::inputs_for;
+using testing::run_command;
+using testing::sample;
+
+CompileOptions strict_cpp() {
+  CompileOptions o;
+  o.backend = "cpp";
+  o.strict = true;
+  return o;
+}
+
+// Every graph's layout report, merged; and the IR of all graphs.
+struct Layouts {
+  LayoutReport total;
+  std::string ir;
+  int64_t fallbacks = 0;
+};
+
+Layouts layouts(const CompiledModule& m) {
+  Layouts l;
+  for (const auto& f : m.frames()) {
+    for (const auto& e : f->entries) {
+      const CompileReport& r = e->compiled->report();
+      EXPECT_FALSE(r.compile_failed) << r.failure;
+      l.ir += r.ir;
+      if (!r.layout) continue;
+      l.total.convolutions += r.layout->convolutions;
+      l.total.post_ops += r.layout->post_ops;
+      l.total.blocked_values += r.layout->blocked_values;
+      l.total.reorders.insert(l.total.reorders.end(), r.layout->reorders.begin(), r.layout->reorders.end());
+    }
+  }
+  return l;
+}
+
+TEST(LayoutPass, ConvChainsMatchEagerAtEveryPatternAndAnotherBatch) {
+  at::NoGradGuard no_grad;
+  CompiledModule m(load_model(sample("conv_chains")), strict_cpp(), nullptr);
+  for (int64_t call = 0; call < 3; ++call) {
+    auto in = inputs_for({"f32[2,3,33,33]"}, call);
+    expect_same_output(m.call(in), m.call_eager(in));
+  }
+  // NaN flows through the fused activations as LibTorch's own ops let it (relu6, gelu, ...).
+  auto nan_in = inputs_for({"f32[2,3,33,33]"});
+  nan_in[0].toTensor()[0][1][5][7] = std::numeric_limits<float>::quiet_NaN();
+  expect_same_output(m.call(nan_in), m.call_eager(nan_in));
+  // Another batch: a recompile, or (dynamic batch) each step sees other shapes than it was built
+  // for and runs through LibTorch. Either way the answer is eager's.
+  for (const char* spec : {"f32[3,3,33,33]", "f32[1,3,17,21]"}) {
+    auto in = inputs_for({spec});
+    expect_same_output(m.call(in), m.call_eager(in));
+  }
+  if (!onednn_layout_enabled()) GTEST_SKIP() << "built without oneDNN's headers: the layout pass plans nothing";
+  Layouts l = layouts(m);
+  EXPECT_GT(l.total.convolutions, 0);
+  // The residual that is the conv's own input, the add read again later, the downsample branch.
+  EXPECT_NE(l.ir.find("[aten::conv2d, aten::add, aten::relu]"), std::string::npos) << l.ir;
+  EXPECT_NE(l.ir.find("(written over)"), std::string::npos) << "ResNet's main branch is the sum's last reader\n" << l.ir;
+  for (const char* act : {"aten::hardswish", "aten::silu", "aten::relu6", "aten::sigmoid", "aten::gelu"}) {
+    EXPECT_NE(l.ir.find(std::string(", ") + act + "]"), std::string::npos) << act << " is not a post-op\n" << l.ir;
+  }
+  // The tanh reads head(p) * 0.5, not the convolution: it stays outside.
+  EXPECT_EQ(l.ir.find("[aten::conv2d, aten::tanh]"), std::string::npos) << l.ir;
+}
+
+// MobileNetV2 is one chain: its 52 convolutions (17 depthwise) hand blocked values to each other,
+// every batch norm, ReLU6 and residual add is fused, and the only reorders are the image going in
+// (when the stem's primitive does not read NCHW) and the features going out to the pooling.
+TEST(LayoutPass, MobileNetV2IsOneChainWithReordersOnlyAtItsEnds) {
+  at::NoGradGuard no_grad;
+  CompiledModule m(load_model(sample("mobilenet_v2")), strict_cpp(), nullptr);
+  auto in = inputs_for({"f32[1,3,224,224]"});
+  expect_same_output(m.call(in), m.call_eager(in));
+  if (!onednn_layout_enabled()) GTEST_SKIP() << "built without oneDNN's headers";
+  Layouts l = layouts(m);
+  EXPECT_EQ(l.total.convolutions, 52);
+  EXPECT_EQ(l.total.post_ops, 35 + 10);  // 35 ReLU6, 10 residual adds
+  EXPECT_LE(l.total.reorders.size(), 2u) << l.ir;
+  EXPECT_GE(l.total.blocked_values, 51 + 10 - 2);
+  EXPECT_EQ(l.ir.find("batch_norm"), std::string::npos);
+}
+
+// ResNet18: each residual add (and the ReLU after it) runs as post-ops of a convolution; with a
+// downsample branch, of the downsample convolution, which runs after the main branch.
+TEST(LayoutPass, ResNet18FusesEveryResidualAddIntoAConvolution) {
+  at::NoGradGuard no_grad;
+  CompiledModule m(load_model(sample("resnet18")), strict_cpp(), nullptr);
+  auto in = inputs_for({"f32[1,3,224,224]"});
+  expect_same_output(m.call(in), m.call_eager(in));
+  if (!onednn_layout_enabled()) GTEST_SKIP() << "built without oneDNN's headers";
+  Layouts l = layouts(m);
+  EXPECT_EQ(l.total.convolutions, 20);
+  size_t adds = 0;
+  for (size_t at = l.ir.find("aten::add, aten::relu]"); at != std::string::npos; at = l.ir.find("aten::add, aten::relu]", at + 1)) {
+    ++adds;
+  }
+  EXPECT_EQ(adds, 8u) << l.ir;
+  EXPECT_EQ(l.ir.find("aten::add ->"), std::string::npos);  // no add left as its own step
+}
+
+// `explain` shows the chains and where reorders remain, in text and JSON.
+TEST(LayoutPass, ExplainShowsTheLayoutAndEveryReorder) {
+  if (!onednn_layout_enabled()) GTEST_SKIP() << "built without oneDNN's headers";
+  const std::string explain = std::string(TCPROF_BIN) + " explain " + sample("mobilenet_v2") + " --input float32[1,3,224,224]";
+  auto text = run_command(explain);
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("layout: 52 convolutions in oneDNN's"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("reorder: %"), std::string::npos) << text.output;
+  auto json_out = run_command(explain + " --json");
+  ASSERT_EQ(json_out.exit_code, 0) << json_out.output;
+  auto j = nlohmann::json::parse(json_out.output);
+  const auto& layout = j["graphs"][0]["layout"];
+  ASSERT_TRUE(layout.is_object()) << j["graphs"][0].dump();
+  EXPECT_EQ(layout["convolutions"], 52);
+  EXPECT_TRUE(layout["reorders"].is_array());
+  EXPECT_FALSE(layout["format"].get<std::string>().empty());
+}
+
+}  // namespace
+}  // namespace tcprof
