@@ -85,7 +85,9 @@ struct Kernel {
 struct WindowKernel {
   // MkldnnConv: oneDNN with the weight reordered once at compile time (eager reorders it on
   // every call; for deep layers that reorder is a quarter of the convolution).
-  enum class Kind : uint8_t { DepthwiseConv2d, MaxPool2d, Conv1x1Gemm, MkldnnConv } kind = Kind::DepthwiseConv2d;
+  // LinearGemv: a one-row linear (a classifier at batch 1) as BLAS's matrix-vector product;
+  // LibTorch runs it as a one-row GEMM, about half as fast.
+  enum class Kind : uint8_t { DepthwiseConv2d, MaxPool2d, Conv1x1Gemm, MkldnnConv, LinearGemv } kind = Kind::DepthwiseConv2d;
   bool generated() const { return kind == Kind::DepthwiseConv2d || kind == Kind::MaxPool2d; }
   std::string name;
   int op = -1;           // captured-graph op index
@@ -93,6 +95,7 @@ struct WindowKernel {
   int input_slot = -1, output_slot = -1;
   int64_t n = 0, c = 0, h = 0, w = 0, oh = 0, ow = 0;
   int64_t kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+  int64_t out_features = 0;              // LinearGemv (c is the in-features)
   int weight_slot = -1, bias_slot = -1;  // conv: constant slots (weight [C,1,kh,kw], bias [C])
   float clamp_lo = 0, clamp_hi = 0;      // fused activation (hardtanh) when has_clamp
   bool has_clamp = false;

@@ -216,6 +216,19 @@ bool ProgramRunner::run_window_kernel(size_t index, std::vector<c10::IValue>& sl
   const c10::IValue& v = slots[static_cast<size_t>(k.input_slot)];
   if (!v.isTensor()) return false;
   const at::Tensor& x = v.toTensor();
+  if (k.kind == WindowKernel::Kind::LinearGemv) {
+    if (x.scalar_type() != at::kFloat || x.dim() != 2 || x.size(0) != 1 || x.size(1) != k.c || !x.is_contiguous() ||
+        !x.device().is_cpu()) {
+      return false;
+    }
+    at::Tensor y = at::empty({1, k.out_features}, x.options());
+    at::Tensor row = y.view({k.out_features});
+    const at::Tensor& w = program_.constants[static_cast<size_t>(k.weight_slot)];
+    if (k.bias_slot >= 0) at::addmv_out(row, program_.constants[static_cast<size_t>(k.bias_slot)], w, x.view({k.c}));
+    else at::mv_out(row, w, x.view({k.c}));
+    slots[static_cast<size_t>(k.output_slot)] = std::move(y);
+    return true;
+  }
   if (x.scalar_type() != at::kFloat || x.dim() != 4 || !x.is_contiguous() || x.size(1) != k.c || x.size(2) != k.h ||
       x.size(3) != k.w || !x.device().is_cpu()) {
     return false;
