@@ -68,6 +68,8 @@ if [[ ! -f "$root/.tcprof-ready" ]]; then
   fi
   touch "$root/.tcprof-ready"
 fi
+# Packages added to the list after a chroot was made (oneDNN's headers for the layout pass).
+in_root "dpkg -s libdnnl-dev >/dev/null 2>&1 || (apt-get update -q && $install libdnnl-dev)"
 
 # Build in the chroot's own folder so the host's build tree is untouched. With CUDA, the
 # configure output must say the CUPTI collector is built (with CUDA 12's record layouts).
