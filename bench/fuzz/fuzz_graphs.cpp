@@ -6,7 +6,8 @@
 // --avoid-known-bugs leaves out the patterns of the open bugs (GeneratorOptions::known_bug_patterns);
 // --minimize shrinks each failing case (minimize_case) and prints the result. Each case runs in a
 // child process, so that a crash of the backend is a failing case (an error) and the run goes on;
-// --in-process runs them all in this process (for a debugger).
+// --in-process runs them all in this process (for a debugger). --conv adds convolutions over mostly
+// 4-D inputs (the layout pass's oneDNN chains with their post-ops and residual adds).
 // Prints a summary line; exits 1 when a compiled result differs from eager (a mismatch) or the
 // compiled module fails where eager does not (an error), 2 on a usage error.
 #include <cstdlib>
@@ -19,7 +20,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: fuzz_graphs [--n N] [--seed S] [--first K] [--verbose] [--keep-failures DIR] [--avoid-known-bugs]\n"
-    "                   [--minimize] [--in-process] [--backward]\n"
+    "                   [--minimize] [--in-process] [--backward] [--conv]\n"
     "       fuzz_graphs --case SEED [same options]\n";
 
 bool parse_uint(const std::string& text, uint64_t* out) {
@@ -63,6 +64,8 @@ int main(int argc, char** argv) {
       options.generator.known_bug_patterns = false;
     } else if (arg == "--in-process") {
       options.isolate = false;
+    } else if (arg == "--conv") {
+      options.generator.convolutions = true;  // convolution chains (the layout pass)
     } else if (arg == "--backward") {
       options.gradients = true;  // gradients through the compiled training graphs
     } else if (arg == "--minimize") {

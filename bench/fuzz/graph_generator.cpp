@@ -11,13 +11,17 @@ namespace {
 enum Op {
   kUnary, kActivation, kPow, kRounding, kArith, kDiv, kRsub, kMaxMin, kCompare, kWhere, kMaskedFill,
   kLogicalNot, kMulMask, kSoftmax, kLayerNorm, kReduce, kBatchNorm, kContiguous, kTranspose, kPermute,
-  kUnsqueeze, kSlice, kExpand, kReshape, kInPlace, kInPlaceView, kRepeat,
+  kUnsqueeze, kSlice, kExpand, kReshape, kInPlace, kInPlaceView, kRepeat, kConv2d,
 };
-const std::vector<int> kWeights = {10, 10, 4, 2, 14, 4, 2, 4, 4, 4, 4, 1, 2, 4, 4, 5, 3, 2, 3, 2, 2, 3, 2, 3, 4, 2, 2};
+// kConv2d last, weighted 0 unless GeneratorOptions::convolutions: the other draws stay the same.
+const std::vector<int> kWeights = {10, 10, 4, 2, 14, 4, 2, 4, 4, 4, 4, 1, 2, 4, 4, 5, 3, 2, 3, 2, 2, 3, 2, 3, 4, 2, 2, 0};
+const int kConvWeight = 45;
 
 class Generator {
  public:
-  Generator(uint64_t seed, const GeneratorOptions& options) : g_(seed, options) {}
+  Generator(uint64_t seed, const GeneratorOptions& options) : g_(seed, options), weights_(kWeights) {
+    if (options.convolutions) weights_.back() = kConvWeight;
+  }
 
   FuzzCase run() {
     const GeneratorOptions& o = g_.options();
@@ -39,7 +43,7 @@ class Generator {
   void choose_inputs() {
     const GeneratorOptions& o = g_.options();
     FuzzCase& c = g_.fuzz_case();
-    const int rank = 1 + g_.weighted({1, 3, 4, 2});
+    const int rank = o.convolutions && g_.chance(0.8) ? 4 : 1 + g_.weighted({1, 3, 4, 2});
     std::vector<int64_t> sizes;
     bool large = g_.chance(o.large_probability);
     if (large && g_.chance(0.5)) {
@@ -94,7 +98,7 @@ class Generator {
 
   void step() {
     for (int attempt = 0; attempt < 50; ++attempt) {
-      if (apply(g_.weighted(kWeights), pick_subject())) return;
+      if (apply(g_.weighted(weights_), pick_subject())) return;
     }
   }
 
@@ -127,6 +131,7 @@ class Generator {
       case kInPlace: return op_inplace(g_, s);
       case kInPlaceView: return op_inplace_view(g_, s);
       case kRepeat: return g_.repeat_statement();
+      case kConv2d: return op_conv2d(g_, s);
     }
     return false;
   }
@@ -152,6 +157,7 @@ class Generator {
   }
 
   GeneratorState g_;
+  std::vector<int> weights_;
 };
 
 }  // namespace

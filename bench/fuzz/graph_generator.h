@@ -37,6 +37,9 @@ struct GeneratorOptions {
   // computed from an erf (its absolute error near 0); layer norms over rows of more than 4096
   // (summation error). Off: a run that finds only new bugs.
   bool known_bug_patterns = true;
+  // Convolutions (the layout pass: oneDNN chains, post-ops, residual adds) over mostly 4-D main
+  // inputs. Off by default, so that every earlier seed still generates the same case.
+  bool convolutions = false;
 };
 
 FuzzCase generate_case(uint64_t seed, const GeneratorOptions& options = {});

@@ -144,6 +144,49 @@ bool op_batch_norm(GeneratorState& g, int si) {
   return emit(g, e, like(s, s.dtype, bound, false), "batch_norm", {si});
 }
 
+// conv2d over an NCHW value with static C, H, W: dense, grouped or depthwise, strided, dilated,
+// padded. The weight is scaled by 1/fan_in so that values keep their magnitude through chains.
+bool op_conv2d(GeneratorState& g, int si) {
+  const Var s = var(g, si);
+  if (!is_float(s.dtype) || s.shape.size() != 4) return false;
+  for (size_t d = 1; d < 4; ++d) {
+    if (s.shape[d].sym != 0 || s.shape[d].size < 1) return false;
+  }
+  const int64_t c = s.shape[1].size, h = s.shape[2].size, w = s.shape[3].size;
+  std::vector<int64_t> divisors;
+  for (int64_t k = 2; k < c; ++k) {
+    if (c % k == 0) divisors.push_back(k);
+  }
+  int64_t groups = 1;
+  int kind = g.weighted({6, 3, divisors.empty() ? 0 : 1});
+  if (kind == 1) groups = c;
+  if (kind == 2) groups = g.choose(divisors);
+  const int64_t oc = groups * g.choose<int64_t>({1, 1, 2, 3}) * (groups == 1 ? g.choose<int64_t>({1, 4, 8, 16}) : 1);
+  auto window = [&](int64_t size, int64_t* k, int64_t* st, int64_t* p, int64_t* dil) {
+    *k = g.choose<int64_t>({1, 3, 3, 5});
+    *st = g.chance(0.3) ? 2 : 1;
+    *dil = g.chance(0.15) ? 2 : 1;
+    *p = g.pick(static_cast<int>(*dil * (*k / 2)) + 1);
+    return (size + 2 * *p - *dil * (*k - 1) - 1) / *st + 1;
+  };
+  int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+  const int64_t oh = window(h, &kh, &sh, &ph, &dh), ow = window(w, &kw, &sw, &pw, &dw);
+  if (oh < 1 || ow < 1) return false;
+  const int64_t fan_in = c / groups * kh * kw;
+  const int wi = g.new_param({Dim{oc, 0}, Dim{c / groups, 0}, Dim{kh, 0}, Dim{kw, 0}}, s.dtype, false);
+  g.fuzz_case().params.back().recipe.scale = 1.0 / static_cast<double>(fan_in);
+  g.vars()[static_cast<size_t>(wi)].bound = kNormalBound / static_cast<double>(fan_in);
+  std::string bias = "None";
+  if (g.chance(0.6)) bias = var(g, g.new_param({Dim{oc, 0}}, s.dtype, false)).name;
+  std::string e = fmt::format("torch.conv2d({}, {}, {}, [{}, {}], [{}, {}], [{}, {}], {})", s.name, var(g, wi).name, bias,
+                              sh, sw, ph, pw, dh, dw, groups);
+  Var v = like(s, s.dtype, s.bound * kNormalBound + (bias != "None" ? kNormalBound : 0), false);
+  v.shape = {s.shape[0], Dim{oc, 0}, Dim{oh, 0}, Dim{ow, 0}};
+  v.contiguous = true;
+  v.dependence = std::max(s.dependence, Dependence::Reduction);
+  return emit(g, e, v, "conv2d", {si});
+}
+
 // ---- views ----------------------------------------------------------------------------------
 
 bool op_contiguous(GeneratorState& g, int si) {

@@ -74,12 +74,13 @@ void expect_matches_eager(const FuzzCase& c) {
 
 // ---- the random run ---------------------------------------------------------------------------
 
-FuzzSummary short_run(uint64_t seed, int cases, bool gradients = false) {
+FuzzSummary short_run(uint64_t seed, int cases, bool gradients = false, bool convolutions = false) {
   use_private_kernel_cache();
   FuzzOptions options;
   options.seed = seed;
   options.cases = cases;
   options.gradients = gradients;
+  options.generator.convolutions = convolutions;
   options.log = &std::cout;
   // Patterns of the open bugs below are left out here so that this test guards everything else;
   // fuzz_graphs generates them unless --avoid-known-bugs.
@@ -100,6 +101,20 @@ void expect_clean(const FuzzSummary& s) {
 // Two halves so that ctest -j2 runs them side by side.
 TEST(FuzzRandomGraphs, FirstHundredCasesMatchEager) { expect_clean(short_run(20261122, 100)); }
 TEST(FuzzRandomGraphs, SecondHundredCasesMatchEager) { expect_clean(short_run(4242, 100)); }
+
+// Convolutions among the random ops (fuzz_graphs --conv): the layout pass's oneDNN chains, with
+// whatever activation, residual add, view or reduction the generator puts after them.
+TEST(FuzzRandomGraphs, ConvolutionCasesMatchEager) {
+  FuzzSummary s = short_run(20261127, 80, false, true);
+  expect_clean(s);
+  EXPECT_GT(s.op_counts["conv2d"], 40) << coverage_text(s);
+}
+
+TEST(FuzzRandomGraphs, TheConvolutionOptionChangesTheCases) {
+  GeneratorOptions conv;
+  conv.convolutions = true;
+  EXPECT_NE(generate_case(5, conv).source, generate_case(5).source);
+}
 
 TEST(FuzzRandomGraphs, GeneratorIsDeterministic) {
   FuzzCase a = generate_case(77), b = generate_case(77), c = generate_case(78);
