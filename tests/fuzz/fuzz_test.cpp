@@ -431,6 +431,22 @@ TEST(FuzzTargeted, ParallelAndTiledKernels) {
 // when a later in-place op writes it (the mutated set only looks at ops whose target is already a
 // constant). The in-place op then writes the folded constant on every call: the second compiled
 // call sees the first call's writes (exp(p) + 2 instead of exp(p) + 1).
+// Fuzz case 157418840943025 (--conv): a convolution output read by another convolution (handed
+// over in oneDNN's layout) and written in place before it: the second convolution read the value
+// from before the write. A value with readers outside the chain, in a graph that writes, is now
+// handed over dense.
+TEST(FuzzBugs, InPlaceWriteToAConvolutionOutputReachesTheNextConvolution) {
+  expect_matches_eager(targeted("in-place add on a convolution output another convolution reads",
+                                "def forward(self, x0):\n"
+                                "    a = torch.conv2d(x0, self.w1, None, [1, 1], [1, 1], [1, 1], 1)\n"
+                                "    b = torch.conv2d(a, self.w2, None, [1, 1], [1, 1], [1, 1], 1)\n"
+                                "    b.add_(x0)\n"
+                                "    c = torch.conv2d(b, self.w3, None, [1, 1], [0, 0], [1, 1], 1)\n"
+                                "    return c, b\n",
+                                {f32({2, 8, 6, 6})},
+                                {param("w1", f32({8, 8, 3, 3})), param("w2", f32({8, 8, 3, 3})), param("w3", f32({4, 8, 1, 1}))}));
+}
+
 TEST(FuzzBugs, InPlaceOnFoldedConstantLeaksAcrossCalls) {
   expect_matches_eager(targeted("in-place op on a constant-folded intermediate",
                                 "def forward(self, x0):\n"

@@ -207,16 +207,6 @@ class LayoutPlanner {
     std::vector<int> conv_ending_at(static_cast<size_t>(g_.num_slots), -1);
     for (size_t c = 0; c < plan_.convs.size(); ++c) conv_ending_at[static_cast<size_t>(plan_.convs[c].output_slot)] = static_cast<int>(c);
     std::vector<bool> read_blocked(static_cast<size_t>(g_.num_slots), false), read_dense(static_cast<size_t>(g_.num_slots), false);
-    for (auto& c : plan_.convs) {
-      if (conv_ending_at[static_cast<size_t>(c.input_slot)] >= 0) {
-        c.input_layout = ValueLayout::Blocked;
-        read_blocked[static_cast<size_t>(c.input_slot)] = true;
-      }
-      if (c.residual_slot >= 0 && conv_ending_at[static_cast<size_t>(c.residual_slot)] >= 0) {
-        c.residual_layout = ValueLayout::Blocked;
-        read_blocked[static_cast<size_t>(c.residual_slot)] = true;
-      }
-    }
     for (size_t i = 0; i < g_.ops.size(); ++i) {
       int c = plan_.step_of_op[i];
       for (int s : slots_read(g_.ops[i])) {
@@ -227,12 +217,36 @@ class LayoutPlanner {
             if (s == g_.ops[static_cast<size_t>(p)].outputs[0]) inside = true;
           }
           if (inside) continue;
-          if (conv_ending_at[static_cast<size_t>(s)] >= 0) continue;  // read blocked (above)
+          if (conv_ending_at[static_cast<size_t>(s)] >= 0) continue;  // a hand-off between convolutions
         }
         read_dense[static_cast<size_t>(s)] = true;
       }
     }
     for (int s : g_.outputs) read_dense[static_cast<size_t>(s)] = true;
+    // A value kept in both forms must not change after it is made: an in-place op (on it or on a
+    // view of it) would update the dense form only. In a graph with any op that writes, a value
+    // with dense readers is handed to the next convolution dense as well (fuzz case
+    // 157418840943025: add_ on a convolution output another convolution then read).
+    bool graph_writes = false;
+    for (const auto& op : g_.ops) graph_writes = graph_writes || !is_pure_op(op.name);
+    auto hand_off_blocked = [&](int slot) {
+      return conv_ending_at[static_cast<size_t>(slot)] >= 0 && !(graph_writes && read_dense[static_cast<size_t>(slot)]);
+    };
+    for (auto& c : plan_.convs) {
+      if (hand_off_blocked(c.input_slot)) {
+        c.input_layout = ValueLayout::Blocked;
+        read_blocked[static_cast<size_t>(c.input_slot)] = true;
+      } else {
+        read_dense[static_cast<size_t>(c.input_slot)] = true;
+      }
+      if (c.residual_slot < 0) continue;
+      if (hand_off_blocked(c.residual_slot)) {
+        c.residual_layout = ValueLayout::Blocked;
+        read_blocked[static_cast<size_t>(c.residual_slot)] = true;
+      } else {
+        read_dense[static_cast<size_t>(c.residual_slot)] = true;
+      }
+    }
     for (size_t c = 0; c < plan_.convs.size(); ++c) {
       OnednnConv& conv = plan_.convs[c];
       size_t s = static_cast<size_t>(conv.output_slot);
