@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "bench/fuzz/case_module.h"
 #include "bench/fuzz/graph_fuzzer.h"
 #include "tests/test_support.h"
 
@@ -354,6 +355,35 @@ TEST(FuzzTargeted, DynamicDims) {
                           {dynamic(f32({3, 8}), {1})});
   row.dynamic_sizes = {5, 33};
   expect_matches_eager(row);
+}
+
+// A kernel writes its outputs in the memory order eager did (ConvNeXt: channels-last values after
+// a permute), so readers find eager's layouts: same values and the same strides as eager's.
+TEST(FuzzTargeted, KernelOutputsKeepEagerMemoryOrder) {
+  use_private_kernel_cache();
+  FuzzCase c = targeted("pointwise ops on a permuted value, and a row kernel over it",
+                        "def forward(self, x0):\n"
+                        "    y = x0.permute(0, 3, 1, 2) * self.g + 1.0\n"
+                        "    z = torch.layer_norm(x0 * 2.0, [8], None, None, 1e-05)\n"
+                        "    return torch.tanh(y), z.permute(0, 3, 1, 2) + 0.5\n",
+                        {f32({2, 5, 6, 8})}, {param("g", f32({8, 1, 1}))});
+  EXPECT_EQ(check(c).status, Status::Pass);
+  tcprof::testing::TempDir dir;
+  save_module(c, dir.file("m.pt"));
+  CompileOptions o;
+  o.backend = "cpp";
+  o.strict = true;
+  CompiledModule m(load_model(dir.file("m.pt")), o, nullptr);
+  for (int call = 0; call < 2; ++call) {
+    std::vector<c10::IValue> in = make_inputs(c, -1, static_cast<uint64_t>(call));
+    auto compiled = m.call(in).toTupleRef().elements();
+    auto eager = m.call_eager(in).toTupleRef().elements();
+    for (size_t o = 0; o < 2; ++o) {
+      EXPECT_EQ(compiled[o].toTensor().strides(), eager[o].toTensor().strides()) << "output " << o;
+      EXPECT_TRUE(at::allclose(compiled[o].toTensor(), eager[o].toTensor(), 1e-4, 1e-5)) << "output " << o;
+    }
+  }
+  EXPECT_NE(describe_program(m).find("order [0,2,3,1]"), std::string::npos) << describe_program(m);
 }
 
 TEST(FuzzTargeted, Dtypes) {

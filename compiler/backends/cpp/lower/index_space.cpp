@@ -55,6 +55,17 @@ void merge_dims(std::vector<int64_t>& sizes, std::vector<std::vector<int64_t>>& 
 
 }  // namespace
 
+void permute_index_space(const std::vector<int>& order, std::vector<int64_t>& full, std::vector<OperandLayout>& operands) {
+  std::vector<int64_t> permuted(full.size());
+  for (size_t d = 0; d < order.size(); ++d) permuted[d] = full[static_cast<size_t>(order[d])];
+  for (auto& op : operands) {
+    std::vector<int64_t> st = aligned_strides(full, op), pst(full.size());
+    for (size_t d = 0; d < order.size(); ++d) pst[d] = st[static_cast<size_t>(order[d])];
+    op = {permuted, pst};
+  }
+  full = std::move(permuted);
+}
+
 bool canonicalize(const std::vector<int64_t>& full, int row_dims, const std::vector<OperandLayout>& operands,
                   int rank, IndexSpace* out) {
   std::vector<std::vector<int64_t>> st;

@@ -29,6 +29,10 @@ bool broadcast_shapes(const std::vector<const std::vector<int64_t>*>& shapes, st
 bool canonicalize(const std::vector<int64_t>& full, int row_dims, const std::vector<OperandLayout>& operands,
                   int rank, IndexSpace* out);
 
+// The operands and the full shape with the dims in `order` (order[d] is the full dim that becomes
+// dim d): a kernel iterating in that order writes its outputs in that memory order.
+void permute_index_space(const std::vector<int> & order, std::vector<int64_t>& full, std::vector<OperandLayout>& operands);
+
 // The innermost stride's class; a size-1 inner dimension is read the same by every class.
 InnerStride inner_class(int64_t stride);
 bool inner_compatible(InnerStride kernel, int64_t stride, int64_t inner_size);

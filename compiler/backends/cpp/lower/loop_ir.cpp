@@ -63,8 +63,9 @@ const char* expr_op_name(ExprOp op) {
 bool is_reduction(ExprOp op) { return op == ExprOp::ReduceSum || op == ExprOp::ReduceMax || op == ExprOp::ReduceMin; }
 
 std::string to_string(const Kernel& k) {
-  std::string s = fmt::format("{} {} rank {}{} [{}]\n", k.name, k.kind == KernelKind::Row ? "row" : "pointwise",
+  std::string s = fmt::format("{} {} rank {}{}{} [{}]\n", k.name, k.kind == KernelKind::Row ? "row" : "pointwise",
                               k.rank, k.kind == KernelKind::Row ? fmt::format(" row_dims {}", k.row_dims) : "",
+                              k.order.empty() ? "" : fmt::format(" order [{}]", fmt::join(k.order, ",")),
                               fmt::join(k.op_names, ", "));
   for (size_t i = 0; i < k.inputs.size(); ++i) {
     const auto& in = k.inputs[i];

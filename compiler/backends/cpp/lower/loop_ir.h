@@ -76,6 +76,11 @@ struct Kernel {
   std::vector<ExprNode> nodes;  // topological: args before users
   std::vector<int> ops;         // captured-graph op indices fused here (for records and fallback)
   std::vector<std::string> op_names;
+  // The dim order the loop nest walks (outermost first) when eager wrote the outputs in another
+  // memory order than the logical one (channels-last after a permute, ConvNeXt): the outputs then
+  // have eager's strides, so their readers (a convolution, a permute + layer norm) find the layout
+  // eager gave them. Empty: the logical order.
+  std::vector<int> order;
 };
 
 // A kernel chosen for an op eager runs on a slow path, specialised on the shapes seen at compile

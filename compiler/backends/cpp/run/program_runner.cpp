@@ -176,6 +176,9 @@ bool ProgramRunner::run_kernel(size_t index, std::vector<c10::IValue>& slots) {
     std::vector<int64_t> shape;
     if (!broadcast_shapes(sub, &shape) || shape != full) return false;
   }
+  // Outputs in eager's memory order: the loop nest walks the permuted dims and each output is
+  // allocated in that order, then viewed back in the logical one.
+  if (!k.order.empty()) permute_index_space(k.order, full, layouts);
   IndexSpace space;
   if (!canonicalize(full, row_dims, layouts, k.rank, &space)) return false;
   for (size_t i = 0; i < n; ++i) {
@@ -188,6 +191,11 @@ bool ProgramRunner::run_kernel(size_t index, std::vector<c10::IValue>& slots) {
     auto type = scalar_type(k.nodes[static_cast<size_t>(out.expr)].type);
     if (!out.per_row) {
       outs[o] = at::empty(full, at::TensorOptions().dtype(type));
+      if (!k.order.empty()) {
+        std::vector<int64_t> inverse(k.order.size());
+        for (size_t d = 0; d < k.order.size(); ++d) inverse[static_cast<size_t>(k.order[d])] = static_cast<int64_t>(d);
+        outs[o] = outs[o].permute(inverse);
+      }
     } else {
       std::vector<int64_t> shape = outer;
       if (out.keepdim) shape.resize(full.size(), 1);

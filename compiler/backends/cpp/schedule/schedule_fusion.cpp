@@ -1,5 +1,6 @@
 #include "compiler/backends/cpp/schedule/schedule_fusion.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <limits>
@@ -158,6 +159,31 @@ class Scheduler {
     return {};
   }
 
+  // The memory order eager wrote every output of the kernel in, when that is not the logical order
+  // and is the same for all of them (dense, no per-row outputs, a row kernel's row dims last).
+  std::vector<int> eager_output_order(const OpenKernel& K, const Kernel& kernel) const {
+    std::vector<int> order;
+    const int rank = static_cast<int>(K.full.size());
+    for (const auto& o : kernel.outputs) {
+      if (o.per_row || !slot_is_tensor(o.slot)) return {};
+      const at::Tensor& t = example_tensor(o.slot);
+      if (t.dim() != rank || t.is_contiguous() || !t.is_non_overlapping_and_dense()) return {};
+      for (int d = 1; d < rank; ++d) {
+        if (t.size(d) == 1) return {};  // its stride says nothing about the order
+      }
+      std::vector<int> mine(static_cast<size_t>(rank));
+      for (int d = 0; d < rank; ++d) mine[static_cast<size_t>(d)] = d;
+      std::stable_sort(mine.begin(), mine.end(), [&](int a, int b) { return t.stride(a) > t.stride(b); });
+      if (!order.empty() && order != mine) return {};
+      order = mine;
+    }
+    const int row_dims = kernel.kind == KernelKind::Row ? kernel.row_dims : 0;
+    for (int d = rank - row_dims; d < rank; ++d) {
+      if (order[static_cast<size_t>(d)] != d) return {};
+    }
+    return order;
+  }
+
   std::string describe_open(int k) const {
     const Kernel& kernel = open_[static_cast<size_t>(k)]->kernel;
     std::vector<std::string> names;
@@ -248,7 +274,10 @@ class Scheduler {
     kernel.rank = row_dims > 0 ? static_cast<int>(K.full.size()) - row_dims + 1 : std::max<int>(1, static_cast<int>(K.full.size()));
     IndexSpace space;
     if (kernel.outputs.empty()) return;  // nothing reads it (all its values were dead)
-    if (!canonicalize(K.full, row_dims, K.layouts, kernel.rank, &space)) {
+    kernel.order = eager_output_order(K, kernel);
+    std::vector<int64_t> full = K.full;
+    if (!kernel.order.empty()) permute_index_space(kernel.order, full, K.layouts);
+    if (!canonicalize(full, row_dims, K.layouts, kernel.rank, &space)) {
       // The row does not merge for these layouts: run the ops through LibTorch instead.
       for (int op : kernel.ops) out_.program.steps.push_back({Step::Kind::Extern, op});
       return;
