@@ -52,7 +52,9 @@ int fold_batch_norm(PassContext& ctx) {
     if (bn.args[2].constant.isTensor()) bias = bias + bn.args[2].constant.toTensor().to(at::kDouble);
     std::vector<int64_t> shape(static_cast<size_t>(w.dim()), 1);
     shape[0] = -1;
-    conv.args[1].constant = (w.to(at::kDouble) * scale.reshape(shape)).to(w.scalar_type()).contiguous();
+    // The per-channel scale in double, the weights scaled in their own dtype: a double copy of
+    // every weight cost ResNet18 80 ms of each compile (45 MB of weights), for under 1 ulp.
+    conv.args[1].constant = (w * scale.to(w.scalar_type()).reshape(shape)).contiguous();
     conv.args[2].constant = bias.to(w.scalar_type()).contiguous();
     int z = bn.outputs[0];
     ctx.examples[static_cast<size_t>(y)] = ctx.examples[static_cast<size_t>(z)];
