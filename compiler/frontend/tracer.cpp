@@ -211,6 +211,8 @@ CaptureOutcome Tracer::capture(const Frame& frame, const std::vector<c10::IValue
   bind_inputs(state, &frame, inputs);
   run(state);
   for (int slot : out_.graph.outputs) out_.output_values.push_back(slot_values_.at(static_cast<size_t>(slot)));
+  out_.slot_values = std::move(slot_values_);
+  slot_values_.clear();
   return std::move(out_);
 }
 

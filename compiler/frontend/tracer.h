@@ -19,6 +19,7 @@ struct CaptureOutcome {
   GuardSet guards;
   EntryExit exit;
   std::vector<c10::IValue> output_values;  // the real values of graph.outputs in this run
+  std::vector<c10::IValue> slot_values;    // the real value of every slot in this run
 };
 
 class Tracer {

@@ -205,7 +205,11 @@ CacheEntry& CompiledModule::compile(Frame& frame, const std::vector<c10::IValue>
   entry->guards = std::move(outcome.guards);
   entry->exit = std::move(outcome.exit);
   *capture_outputs = std::move(outcome.output_values);
+  if (static_cast<int>(outcome.slot_values.size()) == entry->graph.num_slots) {
+    entry->graph.capture_values = std::make_shared<const std::vector<c10::IValue>>(std::move(outcome.slot_values));
+  }
   entry->compiled = backend_->compile(entry->graph, values, profiler_);
+  entry->graph.capture_values.reset();  // the run's intermediates: not kept past the compile
   int64_t done = now_ns();
   ++stats_.compiles;
   stats_.compile_ns += done - start;

@@ -53,9 +53,11 @@ void log_graph(const char* step, const CapturedGraph& g, int changed) {
   if (log_enabled(LogChannel::Passes)) log(LogChannel::Passes, "after {} ({} changes):\n{}", step, changed, g.ir());
 }
 
-// Every slot's value for the example inputs. Inputs are cloned and the random generator restored,
-// so that the run changes nothing the user can see.
+// Every slot's value for the example inputs: the capture run's, when the frontend kept them, else
+// one run of the graph (inputs cloned and the random generator restored, so that the run changes
+// nothing the user can see).
 std::vector<c10::IValue> example_run(const CapturedGraph& g, const std::vector<c10::IValue>& inputs) {
+  if (g.capture_values && static_cast<int>(g.capture_values->size()) == g.num_slots) return *g.capture_values;
   std::vector<c10::IValue> slots(static_cast<size_t>(g.num_slots));
   for (size_t i = 0; i < inputs.size(); ++i) {
     slots[i] = inputs[i].isTensor() ? c10::IValue(inputs[i].toTensor().clone()) : inputs[i];
@@ -258,6 +260,7 @@ class CppBackend : public Backend {
     phase.begin("decompose");
     CapturedGraph g = captured;
     std::vector<c10::IValue> examples = example_run(g, inputs);
+    g.capture_values.reset();  // the runner keeps this graph: not the capture's intermediates
     InputBindings bindings(inputs);
     PassContext ctx{g, examples, bindings};
     log_graph("simplify", g, simplify_graph(ctx));
@@ -342,6 +345,7 @@ class CppBackend : public Backend {
     phase.begin("joint");
     std::vector<at::Tensor> parameters;
     CapturedGraph g = lift_parameters(captured, &parameters);
+    g.capture_values.reset();  // parameters became inputs: other slot numbers
     std::vector<c10::IValue> all = inputs;
     std::vector<bool> differentiable;
     for (const auto& v : inputs) {
