@@ -51,6 +51,30 @@ Layouts layouts(const CompiledModule& m) {
   return l;
 }
 
+// Each chain layout the autotune may pick (TCPROF_CHAIN_FORMAT forces one), through eager.
+class ChainFormats : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ChainFormats, ConvChainsMatchEager) {
+  at::NoGradGuard no_grad;
+  setenv("TCPROF_CHAIN_FORMAT", GetParam(), 1);
+  CompiledModule m(load_model(sample("conv_chains")), strict_cpp(), nullptr);
+  for (int64_t call = 0; call < 2; ++call) {
+    auto in = inputs_for({"f32[2,3,33,33]"}, call);
+    expect_same_output(m.call(in), m.call_eager(in));
+  }
+  auto nan_in = inputs_for({"f32[2,3,33,33]"});
+  nan_in[0].toTensor()[1][0][9][4] = std::numeric_limits<float>::quiet_NaN();
+  expect_same_output(m.call(nan_in), m.call_eager(nan_in));
+  unsetenv("TCPROF_CHAIN_FORMAT");
+  const std::string chosen = std::string(GetParam()) == "any" ? "oneDNN's choice" : GetParam();
+  if (onednn_layout_enabled()) {
+    EXPECT_NE(layouts(m).ir.find("-> " + chosen), std::string::npos) << layouts(m).ir;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EachLayout, ChainFormats, ::testing::Values("any", "nChw16c", "nChw8c"),
+                         [](const auto& info) { return std::string(info.param == std::string("any") ? "OneDnnsChoice" : info.param); });
+
 TEST(LayoutPass, ConvChainsMatchEagerAtEveryPatternAndAnotherBatch) {
   at::NoGradGuard no_grad;
   CompiledModule m(load_model(sample("conv_chains")), strict_cpp(), nullptr);
@@ -114,6 +138,34 @@ TEST(LayoutPass, ResNet18FusesEveryResidualAddIntoAConvolution) {
   }
   EXPECT_EQ(adds, 8u) << l.ir;
   EXPECT_EQ(l.ir.find("aten::add ->"), std::string::npos);  // no add left as its own step
+}
+
+// The chain's layout is autotuned (oneDNN's per-primitive choice against nChw16c and nChw8c, over
+// whole runs of the graph), recorded in the IR, and read from the autotune cache by the next
+// compile; the user's inputs are not touched by the timing runs.
+TEST(LayoutPass, TheChainLayoutIsTimedOnceAndThenReadFromTheCache) {
+  if (!onednn_layout_enabled()) GTEST_SKIP() << "built without oneDNN's headers";
+  at::NoGradGuard no_grad;
+  testing::TempDir dir;
+  CompileOptions o = strict_cpp();
+  o.kernel_cache_dir = dir.file("cache");
+  auto in = inputs_for({"f32[1,3,224,224]"});
+  at::Tensor before = in[0].toTensor().clone();
+  auto chain_line = [&] {
+    CompiledModule m(load_model(sample("mobilenet_v2")), o, nullptr);
+    expect_same_output(m.call(in), m.call_eager(in));
+    std::string ir = layouts(m).ir;
+    size_t at = ir.find("chain layout (");
+    return at == std::string::npos ? std::string() : ir.substr(at, ir.find('\n', at) - at);
+  };
+  std::string first = chain_line();
+  ASSERT_FALSE(first.empty());
+  for (const char* format : {"oneDNN's choice", "nChw16c", "nChw8c"}) EXPECT_NE(first.find(format), std::string::npos) << first;
+  EXPECT_EQ(first.find("read from the autotune cache"), std::string::npos) << first;
+  std::string second = chain_line();
+  EXPECT_NE(second.find("read from the autotune cache"), std::string::npos) << second;
+  EXPECT_EQ(second.substr(second.find("):")), first.substr(first.find("):")));
+  EXPECT_TRUE(at::equal(in[0].toTensor(), before));
 }
 
 // `explain` shows the chains and where reorders remain, in text and JSON.

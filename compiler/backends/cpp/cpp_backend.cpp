@@ -2,6 +2,7 @@
 // library. compile() below reads as the list of steps; each step is one file. With
 // TCPROF_LOGS=passes the IR is printed after every step, with output_code the generated source.
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <optional>
 
@@ -321,8 +322,13 @@ class CppBackend : public Backend {
     // 6. Autotune: a replaced op keeps its LibTorch kernel where that is faster on this machine.
     phase.begin("autotune");
     std::string tuned = autotune(*runner, unit.source, examples, bindings);
+    std::string chain = autotune_chain(*runner, examples);
     phase.end();
     if (!tuned.empty()) report.ir += tuned;
+    if (!chain.empty()) {
+      report.ir += chain;
+      report.layout = layout_report(runner->graph(), runner->program().program.onednn_convs, runner->program().onednn);
+    }
     std::shared_ptr<ProgramRunner> shared_runner = std::move(runner);
     return std::make_unique<ReportedGraph>(
         [shared_runner](const std::vector<c10::IValue>& in, int64_t id) { return shared_runner->run(in, id); },
@@ -392,6 +398,37 @@ class CppBackend : public Backend {
     if (lines.empty()) return "";
     return fmt::format("\nautotune (best of 3 on the example inputs{}):\n{}\n",
                        cached ? ", read from the autotune cache" : "", fmt::join(lines, "\n"));
+  }
+
+  // The layout the oneDNN chains run in (ChainFormat), timed once per machine, thread count,
+  // oneDNN and LibTorch over whole runs of the graph, read from the autotune cache after that. Only
+  // for chains of 4+ convolutions: elsewhere the choice saves little and the runs cost (ViT: one
+  // convolution in a 0.4 s graph). Returns the IR record's line.
+  std::string autotune_chain(ProgramRunner& runner, const std::vector<c10::IValue>& examples) {
+    if (runner.program().program.onednn_convs.empty()) return "";
+    // TCPROF_CHAIN_FORMAT=any|nChw16c|nChw8c: one layout, untimed (tests run each through eager).
+    if (const char* forced = std::getenv("TCPROF_CHAIN_FORMAT")) {
+      std::vector<AutotuneChoice> only(kChainFormats);
+      for (int f = 0; f < kChainFormats; ++f) {
+        bool chosen = std::string(forced) == chain_format_name(static_cast<ChainFormat>(f)) ||
+                      (f == 0 && std::string(forced) == "any");
+        only[static_cast<size_t>(f)] = {chosen, chosen ? 1 : 0, 0, false};
+      }
+      return "\n" + runner.use_chain_format(only, false) + " (TCPROF_CHAIN_FORMAT)\n";
+    }
+    if (runner.program().program.onednn_convs.size() < 4) return "";
+    KernelLibraryBuilder& builder = own_compiler_ ? *own_compiler_ : KernelLibraryBuilder::shared();
+    std::string key = autotune_key(fmt::format("chain layout\n{}\nflags {}\nthreads {}\ntorch {}\nonednn {}\n",
+                                               runner.chain_signature(), fmt::join(builder.flags(), " "),
+                                               at::get_num_threads(), TORCH_VERSION, onednn_version()));
+    std::optional<std::vector<AutotuneChoice>> choices = load_autotune(builder.cache_dir(), key, kChainFormats);
+    const bool cached = choices.has_value();
+    if (!cached) {
+      std::vector<c10::IValue> inputs(examples.begin(), examples.begin() + static_cast<long>(runner.graph().inputs.size()));
+      choices = runner.measure_chain_formats(inputs);
+      store_autotune(builder.cache_dir(), key, *choices);
+    }
+    return "\n" + runner.use_chain_format(*choices, cached) + "\n";
   }
 
   std::unique_ptr<CompiledGraph> eager(const CapturedGraph& g, CpuProfiler* profiler, CompileReport report) {

@@ -13,6 +13,24 @@
 
 namespace tcprof {
 
+const char* chain_format_name(ChainFormat f) {
+  switch (f) {
+    case ChainFormat::Any: return "oneDNN's choice";
+    case ChainFormat::Blocked16: return "nChw16c";
+    case ChainFormat::Blocked8: return "nChw8c";
+  }
+  return "?";
+}
+
+std::string onednn_version() {
+#ifdef TCPROF_HAVE_ONEDNN
+  const dnnl_version_t* v = dnnl_version();
+  return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+#else
+  return "";
+#endif
+}
+
 bool onednn_layout_enabled() {
 #ifdef TCPROF_HAVE_ONEDNN
   static const bool enabled = [] {
@@ -139,7 +157,8 @@ at::Tensor buffer_for(const memory::desc& md) {
 }
 }  // namespace
 
-OnednnConvolution::OnednnConvolution(const OnednnConv& c, const at::Tensor& weight, const std::optional<at::Tensor>& bias)
+OnednnConvolution::OnednnConvolution(const OnednnConv& c, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                                     ChainFormat format)
     : conv_(c) {
   using tag = memory::format_tag;
   using dt = memory::data_type;
@@ -148,7 +167,13 @@ OnednnConvolution::OnednnConvolution(const OnednnConv& c, const at::Tensor& weig
   Dims strides{c.sh, c.sw}, dilates{c.dh - 1, c.dw - 1}, pad_l{c.ph, c.pw};
   // PyTorch pads both sides equally and floors the output size, as oneDNN does with equal pads.
   Dims pad_r = pad_l;
-  memory::desc src_any(src, dt::f32, tag::any), dst_any(dst, dt::f32, tag::any), w_any(wdims, dt::f32, tag::any);
+  auto layout_for = [&](int64_t channels) {
+    if (format == ChainFormat::Blocked16 && channels % 16 == 0) return tag::nChw16c;
+    if (format == ChainFormat::Blocked8 && channels % 8 == 0) return tag::nChw8c;
+    return tag::any;
+  };
+  memory::desc src_any(src, dt::f32, layout_for(c.c)), dst_any(dst, dt::f32, layout_for(c.oc)),
+      w_any(wdims, dt::f32, tag::any);
   memory::desc b_md = bias ? memory::desc({c.oc}, dt::f32, tag::x) : memory::desc();
   dnnl::post_ops ops;
   if (c.residual_slot >= 0) ops.append_sum(c.residual_scale);
@@ -261,7 +286,8 @@ bool OnednnConvolution::run(const BlockedValue* input_blocked, const at::Tensor*
 #else  // built without oneDNN's headers: the layout pass plans nothing, so nothing constructs these
 
 struct OnednnConvolution::Impl {};
-OnednnConvolution::OnednnConvolution(const OnednnConv& c, const at::Tensor&, const std::optional<at::Tensor>&) : conv_(c) {
+OnednnConvolution::OnednnConvolution(const OnednnConv& c, const at::Tensor&, const std::optional<at::Tensor>&, ChainFormat)
+    : conv_(c) {
   throw std::runtime_error("tcprof was built without oneDNN");
 }
 OnednnConvolution::~OnednnConvolution() = default;

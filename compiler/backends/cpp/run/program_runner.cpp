@@ -355,12 +355,79 @@ std::string ProgramRunner::autotune_signature() const {
   return out;
 }
 
+void ProgramRunner::build_chain(ChainFormat format) {
+  for (size_t i = 0; i < program_.program.onednn_convs.size(); ++i) {
+    const OnednnConv& c = program_.program.onednn_convs[i];
+    std::optional<at::Tensor> bias;
+    if (c.bias >= 0) bias = program_.constants[static_cast<size_t>(c.bias)];
+    program_.onednn[i] = std::make_shared<OnednnConvolution>(c, program_.constants[static_cast<size_t>(c.weight)], bias, format);
+  }
+}
+
+std::vector<AutotuneChoice> ProgramRunner::measure_chain_formats(const std::vector<c10::IValue>& example_inputs) {
+  std::vector<AutotuneChoice> choices(kChainFormats);
+  // The runs change nothing the user can see: inputs are copies (a graph may write its inputs in
+  // place) and the random generator is restored.
+  std::vector<c10::IValue> inputs;
+  for (const auto& v : example_inputs) inputs.push_back(v.isTensor() ? c10::IValue(v.toTensor().clone()) : v);
+  auto gen = at::detail::getDefaultCPUGenerator();
+  at::Tensor rng = gen.get_state();
+  measuring_ = true;
+  for (int f = 0; f < kChainFormats; ++f) {
+    try {
+      build_chain(static_cast<ChainFormat>(f));
+    } catch (const std::exception&) {
+      continue;  // this oneDNN cannot build it: not a candidate
+    }
+    run(inputs, 0);  // warm-up: first-touch pages, oneDNN's scratchpads
+    int64_t best = INT64_MAX;
+    for (int rep = 0; rep < 2; ++rep) {
+      int64_t t0 = now_ns();
+      run(inputs, 0);
+      best = std::min(best, now_ns() - t0);
+    }
+    choices[static_cast<size_t>(f)] = {true, best, 0, false};
+  }
+  measuring_ = false;
+  gen.set_state(rng);
+  return choices;
+}
+
+std::string ProgramRunner::use_chain_format(const std::vector<AutotuneChoice>& choices, bool cached) {
+  int best = 0;
+  for (int f = 0; f < kChainFormats && f < static_cast<int>(choices.size()); ++f) {
+    const auto& c = choices[static_cast<size_t>(f)];
+    if (c.measured && (!choices[static_cast<size_t>(best)].measured || c.kernel_ns < choices[static_cast<size_t>(best)].kernel_ns)) best = f;
+  }
+  build_chain(static_cast<ChainFormat>(best));
+  std::vector<std::string> parts;
+  for (int f = 0; f < kChainFormats && f < static_cast<int>(choices.size()); ++f) {
+    const auto& c = choices[static_cast<size_t>(f)];
+    parts.push_back(c.measured ? fmt::format("{} {:.3f} ms", chain_format_name(static_cast<ChainFormat>(f)),
+                                             static_cast<double>(c.kernel_ns) / 1e6)
+                               : fmt::format("{} not built", chain_format_name(static_cast<ChainFormat>(f))));
+  }
+  return fmt::format("  chain layout (whole graph, best of 2{}): {} -> {}", cached ? ", read from the autotune cache" : "",
+                     fmt::join(parts, ", "), chain_format_name(static_cast<ChainFormat>(best)));
+}
+
+std::string ProgramRunner::chain_signature() const {
+  std::string out;
+  for (const OnednnConv& c : program_.program.onednn_convs) {
+    out += fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}\n", c.name, c.n, c.c, c.h, c.w, c.oc,
+                       c.oh, c.ow, c.kh, c.kw, c.sh, c.sw, c.ph, c.pw, c.dh, c.dw, c.groups,
+                       static_cast<int>(c.input_layout), static_cast<int>(c.residual_layout),
+                       static_cast<int>(c.output_layout), activation_name(c.activation), c.residual_in_place);
+  }
+  return out;
+}
+
 std::vector<c10::IValue> ProgramRunner::run(const std::vector<c10::IValue>& inputs, int64_t graph_id) {
   std::vector<c10::IValue> slots(static_cast<size_t>(graph_.num_slots));
   std::copy(inputs.begin(), inputs.end(), slots.begin());
   InputBindings bindings(inputs);
   const auto& steps = program_.program.steps;
-  bool timed = profiler_ && profiler_->enabled();
+  bool timed = profiler_ && profiler_->enabled() && !measuring_;
   // Values of oneDNN chains in the blocked layout, by slot (beside their dense form, if any).
   std::vector<BlockedValue> blocked(program_.program.onednn_convs.empty() ? 0 : slots.size());
   for (size_t s = 0; s < steps.size(); ++s) {

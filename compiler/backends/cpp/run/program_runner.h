@@ -37,6 +37,14 @@ class ProgramRunner {
   // Every parameter the direct kernels' timings depend on, for the autotune cache key.
   std::string autotune_signature() const;
   size_t direct_kernels() const { return program_.program.window_kernels.size(); }
+  // The oneDNN chains: each ChainFormat timed over whole runs of the graph on the example inputs
+  // (best of 2 after a warm-up; unmeasured where this oneDNN cannot build it), then the fastest
+  // kept. Returns the IR record's line. Every parameter the timings depend on, for the cache key.
+  std::vector<AutotuneChoice> measure_chain_formats(const std::vector<c10::IValue>& inputs);
+  std::string use_chain_format(const std::vector<AutotuneChoice>& choices, bool cached);
+  std::string chain_signature() const;
+  const ScheduledProgram& program() const { return program_; }
+  const CapturedGraph& graph() const { return graph_; }
 
  private:
   struct KernelPlan;
@@ -45,6 +53,7 @@ class ProgramRunner {
   bool run_window_kernel(size_t k, std::vector<c10::IValue>& slots);
   bool run_onednn(size_t k, std::vector<c10::IValue>& slots, std::vector<BlockedValue>& blocked);
   void plan_releases();
+  void build_chain(ChainFormat format);
 
   CapturedGraph graph_;
   ScheduledProgram program_;
@@ -55,6 +64,7 @@ class ProgramRunner {
   CpuProfiler* profiler_;
   std::vector<KernelKey> step_keys_;
   int64_t layout_fallbacks_ = 0;
+  bool measuring_ = false;  // autotune runs: not recorded by the profiler
   std::vector<bool> window_uses_extern_;  // per native kernel: autotune chose the LibTorch op
   std::vector<std::vector<int>> release_after_;  // per step: slots no later step uses
 };
