@@ -14,6 +14,15 @@
 
 namespace tcprof::testing {
 
+// The cpp backend with --strict: a graph that fails to compile fails the test instead of running
+// eagerly.
+inline CompileOptions strict_cpp() {
+  CompileOptions o;
+  o.backend = "cpp";
+  o.strict = true;
+  return o;
+}
+
 inline std::string sample(const std::string& name) {
   return std::string(TCPROF_SAMPLES_DIR) + "/" + name + ".pt";
 }

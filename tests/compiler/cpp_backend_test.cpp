@@ -23,14 +23,9 @@ using testing::expect_same_output;
 using testing::inputs_for;
 using testing::run_command;
 using testing::sample;
+using testing::strict_cpp;
 using testing::TempDir;
 
-CompileOptions cpp_options() {
-  CompileOptions o;
-  o.backend = "cpp";
-  o.strict = true;  // a compile failure fails the test instead of running eagerly
-  return o;
-}
 
 struct Totals {
   int kernels = 0, unique = 0, fused = 0, native = 0, fallbacks = 0;
@@ -68,8 +63,8 @@ class CppSamples : public ::testing::TestWithParam<SampleCase> {};
 TEST_P(CppSamples, MatchesEager) {
   at::NoGradGuard no_grad;
   const SampleCase& c = GetParam();
-  CompiledModule m(load_model(sample(c.model)), cpp_options(), nullptr);
-  CompiledModule reference(load_model(sample(c.model)), cpp_options(), nullptr);
+  CompiledModule m(load_model(sample(c.model)), strict_cpp(), nullptr);
+  CompiledModule reference(load_model(sample(c.model)), strict_cpp(), nullptr);
   for (int64_t call = 0; call < 3; ++call) {
     auto in = inputs_for(c.inputs, call);
     if (std::string(c.model) == "module_state_mutation" && call > 0) break;  // it recompiles on purpose
@@ -92,7 +87,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(CppBackend, GptFusesSoftmaxAndLayerNormAndSharesRepeatedBlocks) {
   at::NoGradGuard no_grad;
-  CompiledModule m(load_model(sample("gpt_tiny")), cpp_options(), nullptr);
+  CompiledModule m(load_model(sample("gpt_tiny")), strict_cpp(), nullptr);
   auto in = inputs_for({"i64[2,16](0,512)"});
   expect_same_output(m.call(in), m.call_eager(in));
   Totals t = totals(m);
@@ -119,7 +114,7 @@ TEST(CppBackend, FusionLogSaysWhyOpsDidNotFuse) {
   at::NoGradGuard no_grad;
   set_log_mask(static_cast<uint32_t>(LogChannel::Fusion));
   ::testing::internal::CaptureStderr();
-  CompiledModule m(load_model(sample("gpt_tiny")), cpp_options(), nullptr);
+  CompiledModule m(load_model(sample("gpt_tiny")), strict_cpp(), nullptr);
   m.call(inputs_for({"i64[2,16](0,512)"}));
   std::string log = ::testing::internal::GetCapturedStderr();
   set_log_mask(0);
@@ -129,7 +124,7 @@ TEST(CppBackend, FusionLogSaysWhyOpsDidNotFuse) {
 
 TEST(CppBackend, DynamicBatchAndSequenceReuseOneCompile) {
   at::NoGradGuard no_grad;
-  CompileOptions o = cpp_options();
+  CompileOptions o = strict_cpp();
   o.dynamic = {parse_dim_ref("0:0"), parse_dim_ref("0:1")};
   CompiledModule m(load_model(sample("gpt_tiny")), o, nullptr);
   for (const char* spec : {"i64[2,16](0,512)", "i64[3,9](0,512)", "i64[4,31](0,512)"}) {
@@ -141,7 +136,7 @@ TEST(CppBackend, DynamicBatchAndSequenceReuseOneCompile) {
 
 TEST(CppBackend, BatchNormFoldsIntoConvolutionAndDepthwiseIsGenerated) {
   at::NoGradGuard no_grad;
-  CompiledModule m(load_model(sample("mobilenet_v2")), cpp_options(), nullptr);
+  CompiledModule m(load_model(sample("mobilenet_v2")), strict_cpp(), nullptr);
   auto in = inputs_for({"f32[1,3,224,224]"});
   expect_same_output(m.call(in), m.call_eager(in));
   Totals t = totals(m);
@@ -164,7 +159,7 @@ TEST(CppBackend, BatchNormFoldsIntoConvolutionAndDepthwiseIsGenerated) {
 TEST(CppBackend, AutotuneDecisionsAreCachedWithTheKernels) {
   at::NoGradGuard no_grad;
   TempDir dir;
-  CompileOptions options = cpp_options();
+  CompileOptions options = strict_cpp();
   options.kernel_cache_dir = dir.file("cache");
   auto in = inputs_for({"f32[2,3,32,32]"});
   auto autotune_record = [&] {
@@ -197,7 +192,7 @@ TEST(CppBackend, AutotuneDecisionsAreCachedWithTheKernels) {
 
 TEST(CppBackend, NonContiguousAndBroadcastInputsAreReadThroughStrides) {
   at::NoGradGuard no_grad;
-  CompiledModule m(load_model(sample("cnn")), cpp_options(), nullptr);
+  CompiledModule m(load_model(sample("cnn")), strict_cpp(), nullptr);
   at::Tensor base = at::randn({3, 2, 32, 32}).permute({1, 0, 2, 3});  // channels-major storage
   ASSERT_FALSE(base.is_contiguous());
   std::vector<c10::IValue> in{base};
@@ -208,7 +203,7 @@ TEST(CppBackend, NonContiguousAndBroadcastInputsAreReadThroughStrides) {
 // (compiler/autodiff): its outputs carry the compiled backward as their grad_fn.
 TEST(CppBackend, AGraphThatNeedsAutogradCompilesItsBackward) {
   at::AutoGradMode grad(true);
-  CompiledModule m(load_model(sample("cnn")), cpp_options(), nullptr);
+  CompiledModule m(load_model(sample("cnn")), strict_cpp(), nullptr);
   for (auto p : m.model().module.parameters()) p.set_requires_grad(true);
   auto in = inputs_for({"f32[2,3,32,32]"});
   m.call(in);  // captures (its result comes from the capture's run)
@@ -229,7 +224,7 @@ TEST(CppBackend, AGraphOffTheCpuRunsThroughLibTorchWithANoGpuCodegenHint) {
   EXPECT_TRUE(make_cpp_backend()->generates_code_for(c10::Device(c10::kCPU)));
   EXPECT_FALSE(make_cpp_backend()->generates_code_for(c10::Device(c10::kCUDA, 0)));
   EXPECT_TRUE(make_eager_backend()->generates_code_for(c10::Device(c10::kCUDA, 0)));
-  CompiledModule m(load_model(sample("four_inputs")), cpp_options(), nullptr);
+  CompiledModule m(load_model(sample("four_inputs")), strict_cpp(), nullptr);
   std::vector<c10::IValue> in;
   for (auto& v : inputs_for({"f32[4,8]", "f32[4,8]", "f32[4,8]", "f32[4,8]"})) in.push_back(v.toTensor().to(at::kMeta));
   c10::IValue out = m.call(in);

@@ -19,13 +19,8 @@ using testing::expect_same_output;
 using testing::inputs_for;
 using testing::run_command;
 using testing::sample;
+using testing::strict_cpp;
 
-CompileOptions strict_cpp() {
-  CompileOptions o;
-  o.backend = "cpp";
-  o.strict = true;
-  return o;
-}
 
 // Every graph's layout report, merged; and the IR of all graphs.
 struct Layouts {

@@ -19,6 +19,7 @@ namespace tcprof {
 namespace {
 
 using testing::sample;
+using testing::strict_cpp;
 using testing::TempDir;
 
 struct Param {
@@ -41,14 +42,6 @@ void PrintTo(const RuleCase& c, std::ostream* os) { *os << c.name; }
 std::set<std::string>& ops_seen() {
   static std::set<std::string> seen;
   return seen;
-}
-
-// The cpp backend, strict: a graph it cannot compile fails the test instead of running eagerly.
-CompileOptions strict_cpp() {
-  CompileOptions o;
-  o.backend = "cpp";
-  o.strict = true;
-  return o;
 }
 
 LoadedModel module_for(const RuleCase& c, const TempDir& dir) {

@@ -1,9 +1,7 @@
 #include "compiler/backends/cpp/schedule/plan_onednn_layout.h"
 
 #include <algorithm>
-#include <limits>
 #include <set>
-#include <stdexcept>
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
