@@ -272,7 +272,10 @@ TEST(FuzzChecker, GradientsAreJudgedAsAccurateAsEagersAsAWhole) {
   eager[5] += 0.01f;      // eager's ill-conditioned elements
   compiled[40] += 0.015f;  // compiled's, elsewhere
   const c10::IValue oracle(truth);
-  EXPECT_FALSE(compare_values(compiled, eager, &oracle, tol).ok) << "per element, compiled[40] is 1.5x off";
+  EXPECT_FALSE(compare_values(compiled, eager, &oracle, tol, {Dependence::Reduction}).ok) << "per element, compiled[40] is 1.5x off";
+  // An inference output computed through a layer norm is judged as a whole too (fuzz case
+  // 53259483529648: the square root of a sum over a normalised row, rounding noise around 0).
+  EXPECT_TRUE(compare_values(compiled, eager, &oracle, tol, {Dependence::Normalization}).ok);
   tol.whole_tensor_accuracy = true;
   Comparison r = compare_values(compiled, eager, &oracle, tol);
   EXPECT_TRUE(r.ok) << r.problem;
