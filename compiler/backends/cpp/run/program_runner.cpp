@@ -372,21 +372,36 @@ std::vector<AutotuneChoice> ProgramRunner::measure_chain_formats(const std::vect
   for (const auto& v : example_inputs) inputs.push_back(v.isTensor() ? c10::IValue(v.toTensor().clone()) : v);
   auto gen = at::detail::getDefaultCPUGenerator();
   at::Tensor rng = gen.get_state();
+  // A budget: a graph whose run takes over 0.25 s (a big model, a big batch) is timed once per
+  // layout after its warm-up, and one over 1 s not at all (oneDNN's choice stays).
+  constexpr int64_t kSlowRunNs = 250'000'000, kTooSlowNs = 1'000'000'000;
   measuring_ = true;
-  for (int f = 0; f < kChainFormats; ++f) {
-    try {
-      build_chain(static_cast<ChainFormat>(f));
-    } catch (const std::exception&) {
-      continue;  // this oneDNN cannot build it: not a candidate
-    }
-    run(inputs, 0);  // warm-up: first-touch pages, oneDNN's scratchpads
-    int64_t best = INT64_MAX;
-    for (int rep = 0; rep < 2; ++rep) {
+  try {
+    for (int f = 0; f < kChainFormats; ++f) {
+      try {
+        build_chain(static_cast<ChainFormat>(f));
+      } catch (const std::exception&) {
+        continue;  // this oneDNN cannot build it: not a candidate
+      }
       int64_t t0 = now_ns();
-      run(inputs, 0);
-      best = std::min(best, now_ns() - t0);
+      run(inputs, 0);  // warm-up: first-touch pages, oneDNN's scratchpads
+      const int64_t warm_up = now_ns() - t0;
+      if (warm_up > kTooSlowNs) {
+        choices[static_cast<size_t>(f)] = {true, warm_up, 0, false};
+        break;
+      }
+      int64_t best = INT64_MAX;
+      for (int rep = 0; rep < (warm_up > kSlowRunNs ? 1 : 2); ++rep) {
+        t0 = now_ns();
+        run(inputs, 0);
+        best = std::min(best, now_ns() - t0);
+      }
+      choices[static_cast<size_t>(f)] = {true, best, 0, false};
     }
-    choices[static_cast<size_t>(f)] = {true, best, 0, false};
+  } catch (...) {
+    measuring_ = false;
+    gen.set_state(rng);
+    throw;
   }
   measuring_ = false;
   gen.set_state(rng);
