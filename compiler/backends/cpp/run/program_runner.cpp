@@ -372,8 +372,8 @@ std::vector<AutotuneChoice> ProgramRunner::measure_chain_formats(const std::vect
   for (const auto& v : example_inputs) inputs.push_back(v.isTensor() ? c10::IValue(v.toTensor().clone()) : v);
   auto gen = at::detail::getDefaultCPUGenerator();
   at::Tensor rng = gen.get_state();
-  // A budget: a graph whose run takes over 0.25 s (a big model, a big batch) is timed once per
-  // layout after its warm-up, and one over 1 s not at all (oneDNN's choice stays).
+  // A budget: a graph whose run takes over 0.25 s (a big model, a big batch) is timed by its one
+  // warm-up run per layout, and one over 1 s not past the first layout (oneDNN's choice stays).
   constexpr int64_t kSlowRunNs = 250'000'000, kTooSlowNs = 1'000'000'000;
   measuring_ = true;
   try {
@@ -390,8 +390,8 @@ std::vector<AutotuneChoice> ProgramRunner::measure_chain_formats(const std::vect
         choices[static_cast<size_t>(f)] = {true, warm_up, 0, false};
         break;
       }
-      int64_t best = INT64_MAX;
-      for (int rep = 0; rep < (warm_up > kSlowRunNs ? 1 : 2); ++rep) {
+      int64_t best = warm_up > kSlowRunNs ? warm_up : INT64_MAX;  // a slow run is its own measure
+      for (int rep = 0; rep < (warm_up > kSlowRunNs ? 0 : 2); ++rep) {
         t0 = now_ns();
         run(inputs, 0);
         best = std::min(best, now_ns() - t0);

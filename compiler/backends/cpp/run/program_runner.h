@@ -38,8 +38,8 @@ class ProgramRunner {
   std::string autotune_signature() const;
   size_t direct_kernels() const { return program_.program.window_kernels.size(); }
   // The oneDNN chains: each ChainFormat timed over whole runs of the graph on the example inputs
-  // (best of 2 after a warm-up, 1 for runs over 0.25 s, none past the first layout for runs over
-  // 1 s; unmeasured where this oneDNN cannot build it), then the fastest
+  // (best of 2 after a warm-up; the warm-up alone for runs over 0.25 s, and no layout past the
+  // first for runs over 1 s; unmeasured where this oneDNN cannot build it), then the fastest
   // kept. Returns the IR record's line. Every parameter the timings depend on, for the cache key.
   std::vector<AutotuneChoice> measure_chain_formats(const std::vector<c10::IValue>& inputs);
   std::string use_chain_format(const std::vector<AutotuneChoice>& choices, bool cached);
