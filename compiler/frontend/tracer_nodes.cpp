@@ -373,6 +373,20 @@ bool Tracer::handle_structural(MachineState& state, const Node* node) {
     env(state, node->output()) = Var::constant(c10::IValue());
     return true;
   }
+  if (kind == aten::append && node->inputs().size() == 2 && in(0)->kind == Var::Kind::Constant && in(0)->value.isList()) {
+    // A list built from constants (`p = []` before a loop of appends) is a constant until it is
+    // appended to; from here on it is a list of traced values. Appending to the constant itself
+    // would grow one list object shared by every later call (stale items from the first call).
+    auto list = std::make_shared<Var>();
+    list->kind = Var::Kind::List;
+    list->type = node->input(0)->type()->expect<c10::ListType>()->getElementType();
+    for (const auto& e : in(0)->value.toListRef()) list->items.push_back(Var::constant(e));
+    list->items.push_back(in(1));
+    list->value = value_of(list);
+    env(state, node->input(0)) = list;
+    env(state, node->output()) = list;
+    return true;
+  }
   if (kind == aten::append && node->inputs().size() == 2 && in(0)->kind == Var::Kind::List) {
     auto copy = std::make_shared<Var>(*in(0));
     copy->items.push_back(in(1));

@@ -176,6 +176,26 @@ TEST(CaptureSamples, ShapeDecisionsBecomeGuardsWithUserLines) {
   EXPECT_EQ(m.stats().recompiles, 1);
 }
 
+// A list built by a comprehension after a graph break (`p = [f(t) for t in x.split(..)]`): the
+// empty list is a constant until appended to. Appending to that constant grew one list shared by
+// every call, and later calls read the first call's tensors.
+TEST(CaptureSamples, AListBuiltInALoopHoldsEachCallsValues) {
+  testing::TempDir dir;
+  torch::jit::Module module("ListComprehension");
+  module.define("def forward(self, x):\n  p = [t * 2 for t in x.split(2, dim=1)]\n  return p[0] + p[1]\n");
+  const std::string path = dir.file("list_comprehension.pt");
+  module.save(path);
+  for (const char* backend : {"cpp", "eager"}) {
+    CompileOptions o;
+    o.backend = backend;
+    CompiledModule m(load_model(path), o, nullptr);
+    for (int64_t call = 0; call < 3; ++call) {
+      auto in = inputs_for({"f32[3,4]"}, call);
+      expect_same_output(m.call(in), m.call_eager(in));
+    }
+  }
+}
+
 TEST(CaptureSamples, GptIsOneGraphAndMatchesEager) {
   CompiledModule m(load_model(sample("gpt_tiny")), CompileOptions{}, nullptr);
   auto in = inputs_for({"i64[2,16](0,512)"});
