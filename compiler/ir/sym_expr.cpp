@@ -102,6 +102,7 @@ SymExprPtr SymExpr::input_int(int input, bool dynamic) {
 }
 
 SymExprPtr SymExpr::binary(SymOp op, SymExprPtr a, SymExprPtr b) {
+  if (!a || !b) return nullptr;  // a size with no rule makes the result one too
   if (a->op == SymOp::Const && b->op == SymOp::Const) return constant(apply(op, a->value, b->value));
   auto e = std::make_shared<SymExpr>();
   e->op = op;
@@ -112,6 +113,7 @@ SymExprPtr SymExpr::binary(SymOp op, SymExprPtr a, SymExprPtr b) {
 }
 
 SymExprPtr SymExpr::negate(SymExprPtr a) {
+  if (!a) return nullptr;
   if (a->op == SymOp::Const) return constant(a->value == 0);
   auto e = std::make_shared<SymExpr>();
   e->op = SymOp::Not;

@@ -31,8 +31,8 @@ struct SymExpr {
   static SymExprPtr constant(int64_t v);
   static SymExprPtr input_dim(int input, int dim, bool dynamic);
   static SymExprPtr input_int(int input, bool dynamic);
-  static SymExprPtr binary(SymOp op, SymExprPtr a, SymExprPtr b);
-  static SymExprPtr negate(SymExprPtr a);  // logical not
+  static SymExprPtr binary(SymOp op, SymExprPtr a, SymExprPtr b);  // null when a or b is
+  static SymExprPtr negate(SymExprPtr a);  // logical not; null when a is
 };
 
 // The values symbols take in one call: sizes per input (empty for non-tensors), ints per input.

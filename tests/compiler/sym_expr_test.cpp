@@ -33,6 +33,15 @@ TEST(SymExpr, FloorDivisionAndModuloFollowPython) {
   EXPECT_THROW(evaluate(*SymExpr::binary(SymOp::FloorDiv, n, SymExpr::constant(0)), b), std::domain_error);
 }
 
+// A size with no rule is null; an expression over it is too (cat of x and x[:, :8] with a dynamic
+// length built Add(T, null), and evaluating it crashed the recompile).
+TEST(SymExpr, AnExpressionOverAnUnknownSizeIsUnknown) {
+  SymExprPtr t = SymExpr::input_dim(0, 1, true);
+  EXPECT_EQ(SymExpr::binary(SymOp::Add, t, nullptr), nullptr);
+  EXPECT_EQ(SymExpr::binary(SymOp::Min, nullptr, t), nullptr);
+  EXPECT_EQ(SymExpr::negate(nullptr), nullptr);
+}
+
 TEST(SymExpr, ConstantsFoldAndParenthesise) {
   auto c = SymExpr::binary(SymOp::Add, SymExpr::constant(2), SymExpr::constant(3));
   EXPECT_EQ(c->op, SymOp::Const);
