@@ -108,6 +108,50 @@ class LossesInForward(nn.Module):
         return a + b * 0.1 + c.sum() * 0.3 + d + e + f * 0.2
 
 
+class AttentionPatterns(nn.Module):
+    """Every form of attention tcprof's fused kernel computes, and one it must leave alone (the
+    weights are returned too). Input x [B, T, 48] with T <= 32; 4 heads of 12. Each form has its
+    own projection: shared ones would be computed once (CSE) and read by several forms."""
+
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(48, 8 * 3 * 48)
+        self.register_buffer("causal", torch.tril(torch.ones(32, 32)).view(1, 1, 32, 32))
+        # a sliding window: row i keeps keys i-3 .. i
+        self.register_buffer("band", torch.ones(32, 32).tril(0).triu(-3) == 0)
+        # key padding: the last 8 keys of a 32-long sequence are masked from every row
+        self.register_buffer("padding", torch.arange(32).view(1, 32) >= 24)
+        # row 0 keeps no key at all: eager's softmax makes it NaN
+        blank = torch.tril(torch.ones(32, 32)) == 0
+        blank[0, :] = True
+        self.register_buffer("blank", blank)
+        # cross-attention over a memory of T + 8 tokens: keys of width 12, values of width 20
+        self.mem_k = nn.Linear(48, 4 * 12)
+        self.mem_v = nn.Linear(48, 4 * 20)
+
+    def forward(self, x):
+        B, T, C = x.size()
+        p = [t.view(B, T, 4, 12).transpose(1, 2) for t in self.qkv(x).split(C, dim=2)]
+        scale = 1.0 / math.sqrt(12)
+        causal = F.softmax((p[0] @ p[1].transpose(-2, -1) * scale).masked_fill(self.causal[:, :, :T, :T] == 0,
+                                                                               float("-inf")), dim=-1) @ p[2]
+        band = F.softmax((p[3] @ p[4].transpose(-2, -1) / math.sqrt(12)).masked_fill(self.band[:T, :T], float("-inf")),
+                         dim=-1) @ p[5]
+        full = (p[6] @ p[7].transpose(-2, -1) * scale).softmax(-1) @ p[8]
+        keys = F.softmax((p[9] @ p[10].transpose(-2, -1)).masked_fill(self.padding[:, :T], float("-inf")), dim=-1) @ p[11]
+        blank = F.softmax((p[12] @ p[13].transpose(-2, -1) * scale).masked_fill(self.blank[:T, :T], float("-inf")),
+                          dim=-1) @ p[14]
+        q3, k3, v3 = p[15].reshape(B * 4, T, 12), p[16].reshape(B * 4, T, 12), p[17].reshape(B * 4, T, 12)
+        folded = F.softmax(q3 @ k3.transpose(1, 2) * scale, dim=-1) @ v3
+        memory = torch.cat([x, x[:, :8]], dim=1)
+        mk = self.mem_k(memory).view(B, T + 8, 4, 12).permute(0, 2, 3, 1)
+        mv = self.mem_v(memory).view(B, T + 8, 4, 20).transpose(1, 2)
+        cross = F.softmax(p[18] @ mk * scale, dim=-1) @ mv
+        w = F.softmax(p[21] @ p[22].transpose(-2, -1) * scale, dim=-1)
+        seen = w @ p[23]
+        return causal, band, full, keys, blank, folded, cross, seen, w
+
+
 def build(outdir):
     torch.manual_seed(0)
     torch.jit.save(torch.jit.script(GPT().eval()), f"{outdir}/gpt.pt")
@@ -115,3 +159,4 @@ def build(outdir):
     torch.jit.save(torch.jit.script(GPTWithLoss(n_layers=2, d_model=64, n_heads=4).eval()),
                    f"{outdir}/gpt_tiny_loss.pt")
     torch.jit.save(torch.jit.script(LossesInForward()), f"{outdir}/losses_in_forward.pt")
+    torch.jit.save(torch.jit.script(AttentionPatterns().eval()), f"{outdir}/attention_patterns.pt")

@@ -448,11 +448,11 @@ class CppBackend : public Backend {
       report.kernel_groups.push_back(fmt::format("{}: {}", k.name, fmt::join(k.op_names, ", ")));
     }
     for (const auto& k : s.program.window_kernels) {
-      std::string ops = g.ops[static_cast<size_t>(k.op)].name;
-      if (k.epilogue_op >= 0) ops += ", " + g.ops[static_cast<size_t>(k.epilogue_op)].name;
-      report.kernel_groups.push_back(fmt::format("{}: {}", k.name, ops));
+      std::vector<std::string> ops;
+      for (int op : covered_ops(k)) ops.push_back(g.ops[static_cast<size_t>(op)].name);
+      report.kernel_groups.push_back(fmt::format("{}: {}", k.name, fmt::join(ops, ", ")));
       if (k.generated()) {
-        report.fused_ops += k.epilogue_op >= 0 ? 2 : 1;
+        report.fused_ops += static_cast<int>(ops.size());
       } else {  // a BLAS / oneDNN call: extern, not a generated kernel
         --report.window_kernels;
         ++report.extern_calls;

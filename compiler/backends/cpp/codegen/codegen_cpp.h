@@ -18,6 +18,7 @@ const char* codegen_prelude();
 // The body of one kernel with `name` as its function name.
 std::string generate_kernel(const Kernel& kernel, const std::string& name);
 std::string generate_window_kernel(const WindowKernel& kernel, const std::string& name);
+std::string generate_attention_kernel(const WindowKernel& kernel, const std::string& name);
 
 struct GeneratedUnit {
   std::string source;

@@ -41,6 +41,7 @@ std::string clamp_code(const WindowKernel& k, const std::string& v) {
 }  // namespace
 
 std::string generate_window_kernel(const WindowKernel& k, const std::string& name) {
+  if (k.kind == WindowKernel::Kind::Attention) return generate_attention_kernel(k, name);
   bool conv = k.kind == WindowKernel::Kind::DepthwiseConv2d;
   auto [oh_lo, oh_hi] = interior(k.h, k.oh, k.kh, k.sh, k.ph, k.dh);
   auto [ow_lo, ow_hi] = interior(k.w, k.ow, k.kw, k.sw, k.pw, k.dw);

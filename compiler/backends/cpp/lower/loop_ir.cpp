@@ -28,6 +28,13 @@ const char* elem_type_name(ElemType t) {
 
 bool is_floating(ElemType t) { return t == ElemType::F32 || t == ElemType::F64; }
 
+std::vector<int> covered_ops(const WindowKernel& k) {
+  std::vector<int> ops{k.op};
+  if (k.epilogue_op >= 0) ops.push_back(k.epilogue_op);
+  ops.insert(ops.end(), k.fused_ops.begin(), k.fused_ops.end());
+  return ops;
+}
+
 const char* value_layout_name(ValueLayout l) {
   switch (l) {
     case ValueLayout::Dense: return "dense";

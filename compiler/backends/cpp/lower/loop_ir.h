@@ -92,8 +92,11 @@ struct WindowKernel {
   // every call; for deep layers that reorder is a quarter of the convolution).
   // LinearGemv: a one-row linear (a classifier at batch 1) as BLAS's matrix-vector product;
   // LibTorch runs it as a one-row GEMM, about half as fast.
-  enum class Kind : uint8_t { DepthwiseConv2d, MaxPool2d, Conv1x1Gemm, MkldnnConv, LinearGemv } kind = Kind::DepthwiseConv2d;
-  bool generated() const { return kind == Kind::DepthwiseConv2d || kind == Kind::MaxPool2d; }
+  // Attention: matmul(q, kT) [* or / scale] [masked_fill(constant mask, -inf)] softmax(-1)
+  // matmul(., v) as one kernel over blocks of query rows (schedule/plan_attention.h): the scores
+  // never go to memory, and key blocks the mask removes from every row of a block are skipped.
+  enum class Kind : uint8_t { DepthwiseConv2d, MaxPool2d, Conv1x1Gemm, MkldnnConv, LinearGemv, Attention } kind = Kind::DepthwiseConv2d;
+  bool generated() const { return kind == Kind::DepthwiseConv2d || kind == Kind::MaxPool2d || kind == Kind::Attention; }
   std::string name;
   int op = -1;           // captured-graph op index
   int epilogue_op = -1;  // a clamp (relu/relu6/hardtanh) fused into it, or -1
@@ -104,7 +107,23 @@ struct WindowKernel {
   int weight_slot = -1, bias_slot = -1;  // conv: constant slots (weight [C,1,kh,kw], bias [C])
   float clamp_lo = 0, clamp_hi = 0;      // fused activation (hardtanh) when has_clamp
   bool has_clamp = false;
+  // Attention: input_slot is q [B, H, T, D] (or [H, T, D]), kt_slot kT [.., D, S], v_slot v
+  // [.., S, Dv]; the output is [.., T, Dv]. `fused_ops` are the ops after `op` it computes (scale,
+  // mask, softmax, second matmul). Row i of the scores keeps keys [keep_lo[i], keep_hi[i]) (the
+  // constant mask; empty: every key), the rest is -inf as masked_fill makes it.
+  struct AttentionShape {
+    int kt_slot = -1, v_slot = -1;
+    int64_t t = 0, s = 0, d = 0, dv = 0;
+    double scale = 1;
+    bool divide = false;  // the scale op is a division by `scale`
+    std::vector<int32_t> keep_lo, keep_hi;
+  } attention;
+  std::vector<int> fused_ops;
 };
+
+// Every captured op a window kernel computes, in graph order (what runs through LibTorch when it
+// cannot).
+std::vector<int> covered_ops(const WindowKernel& k);
 
 // Where a value lives between steps (the layout pass, schedule/plan_onednn_layout.h). Dense is a
 // LibTorch tensor in NCHW; Blocked is oneDNN's blocked layout (nChw16c / nChw8c, chosen by the

@@ -110,9 +110,7 @@ void ProgramRunner::plan_releases() {
         for (int op : program_.program.kernels[static_cast<size_t>(step.index)].ops) touch_op(op, s);
         break;
       case Step::Kind::Window: {
-        const WindowKernel& k = program_.program.window_kernels[static_cast<size_t>(step.index)];
-        touch_op(k.op, s);
-        if (k.epilogue_op >= 0) touch_op(k.epilogue_op, s);
+        for (int op : covered_ops(program_.program.window_kernels[static_cast<size_t>(step.index)])) touch_op(op, s);
         break;
       }
       case Step::Kind::Onednn: {
@@ -224,6 +222,7 @@ bool ProgramRunner::run_window_kernel(size_t index, std::vector<c10::IValue>& sl
   const c10::IValue& v = slots[static_cast<size_t>(k.input_slot)];
   if (!v.isTensor()) return false;
   const at::Tensor& x = v.toTensor();
+  if (k.kind == WindowKernel::Kind::Attention) return run_attention(index, slots);
   if (k.kind == WindowKernel::Kind::LinearGemv) {
     if (x.scalar_type() != at::kFloat || x.dim() != 2 || x.size(0) != 1 || x.size(1) != k.c || !x.is_contiguous() ||
         !x.device().is_cpu()) {
@@ -275,6 +274,42 @@ bool ProgramRunner::run_window_kernel(size_t index, std::vector<c10::IValue>& sl
   return true;
 }
 
+// q [B, H, T, D], kT [B, H, D, S], v [B, H, S, Dv] with any strides (q and v are usually views
+// of one QKV projection); the output is contiguous [B, H, T, Dv]. Rank 3 is one batch.
+bool ProgramRunner::run_attention(size_t index, std::vector<c10::IValue>& slots) {
+  const WindowKernel& k = program_.program.window_kernels[index];
+  const WindowKernel::AttentionShape& a = k.attention;
+  const c10::IValue &qv = slots[static_cast<size_t>(k.input_slot)], &ktv = slots[static_cast<size_t>(a.kt_slot)],
+                    &vv = slots[static_cast<size_t>(a.v_slot)];
+  if (!qv.isTensor() || !ktv.isTensor() || !vv.isTensor()) return false;
+  const at::Tensor &q = qv.toTensor(), &kt = ktv.toTensor(), &v = vv.toTensor();
+  auto fits = [](const at::Tensor& t, int64_t dim, int64_t rows, int64_t cols) {
+    return t.scalar_type() == at::kFloat && t.device().is_cpu() && t.layout() == at::kStrided && t.dim() == dim &&
+           t.size(-2) == rows && t.size(-1) == cols;
+  };
+  const int64_t dim = q.dim();
+  if ((dim != 3 && dim != 4) || !fits(q, dim, a.t, a.d) || !fits(kt, dim, a.d, a.s) || !fits(v, dim, a.s, a.dv)) return false;
+  if (q.sizes().slice(0, dim - 2) != kt.sizes().slice(0, dim - 2) || q.sizes().slice(0, dim - 2) != v.sizes().slice(0, dim - 2)) {
+    return false;
+  }
+  std::vector<int64_t> out_sizes = q.sizes().vec();
+  out_sizes.back() = a.dv;
+  at::Tensor y = at::empty(out_sizes, q.options());
+  const int64_t lead = dim - 4;  // -1 for rank 3: no batch dimension
+  int64_t sizes[2] = {lead < 0 ? 1 : q.size(0), q.size(dim - 3)};
+  int64_t strides[12];
+  int n = 0;
+  for (const at::Tensor* t : {&q, &kt, &v}) {
+    strides[n++] = lead < 0 ? 0 : t->stride(0);
+    for (int64_t d = dim - 3; d < dim; ++d) strides[n++] = t->stride(d);
+  }
+  const void* in[3] = {q.data_ptr(), kt.data_ptr(), v.data_ptr()};
+  void* out[1] = {y.data_ptr()};
+  if (y.numel() > 0) window_fns_[index](in, out, sizes, strides);
+  slots[static_cast<size_t>(k.output_slot)] = std::move(y);
+  return true;
+}
+
 bool ProgramRunner::run_onednn(size_t index, std::vector<c10::IValue>& slots, std::vector<BlockedValue>& blocked) {
   const OnednnConv& c = program_.program.onednn_convs[index];
   auto dense = [&](int slot) -> const at::Tensor* {
@@ -319,7 +354,10 @@ std::vector<AutotuneChoice> ProgramRunner::measure_autotune(const std::vector<c1
     bool ok = true;
     int64_t native = best_of(3, [&] { ok = ok && run_window_kernel(k, slots); });
     if (!ok) continue;
-    int64_t eager = best_of(3, [&] { run_extern(n.op, slots, bindings); });
+    const std::vector<int> ops = covered_ops(n);
+    int64_t eager = best_of(3, [&] {
+      for (int op : ops) run_extern(op, slots, bindings);
+    });
     choices[k] = {true, native, eager, eager < native};
   }
   return choices;
@@ -351,6 +389,11 @@ std::string ProgramRunner::autotune_signature() const {
                        k.epilogue_op < 0 ? "-" : graph_.ops[static_cast<size_t>(k.epilogue_op)].name, k.n, k.c, k.h,
                        k.w, k.oh, k.ow, k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, k.dh, k.dw, shape(k.weight_slot),
                        shape(k.bias_slot), k.has_clamp, k.clamp_lo, k.clamp_hi);
+    if (k.kind == WindowKernel::Kind::Attention) {
+      const WindowKernel::AttentionShape& a = k.attention;
+      out += fmt::format("  attention {} {} {} {} {} {} | {} | {}\n", a.t, a.s, a.d, a.dv, a.scale, a.divide,
+                         fmt::join(a.keep_lo, ","), fmt::join(a.keep_hi, ","));
+    }
   }
   return out;
 }
@@ -460,9 +503,9 @@ std::vector<c10::IValue> ProgramRunner::run(const std::vector<c10::IValue>& inpu
       case Step::Kind::Window:
         if (window_uses_extern_[static_cast<size_t>(step.index)] || !run_window_kernel(static_cast<size_t>(step.index), slots)) {
           ++layout_fallbacks_;
-          const WindowKernel& k = program_.program.window_kernels[static_cast<size_t>(step.index)];
-          run_extern(k.op, slots, bindings);
-          if (k.epilogue_op >= 0) run_extern(k.epilogue_op, slots, bindings);
+          for (int op : covered_ops(program_.program.window_kernels[static_cast<size_t>(step.index)])) {
+            run_extern(op, slots, bindings);
+          }
         }
         break;
       case Step::Kind::Onednn:

@@ -52,6 +52,7 @@ class ProgramRunner {
   void run_extern(int op, std::vector<c10::IValue>& slots, const SymBindings& bindings);
   bool run_kernel(size_t k, std::vector<c10::IValue>& slots);
   bool run_window_kernel(size_t k, std::vector<c10::IValue>& slots);
+  bool run_attention(size_t k, std::vector<c10::IValue>& slots);
   bool run_onednn(size_t k, std::vector<c10::IValue>& slots, std::vector<BlockedValue>& blocked);
   void plan_releases();
   void build_chain(ChainFormat format);

@@ -14,6 +14,7 @@
 
 #include "compiler/backends/cpp/passes/graph_passes.h"
 #include "compiler/backends/cpp/lower/index_space.h"
+#include "compiler/backends/cpp/schedule/plan_attention.h"
 #include "compiler/backends/cpp/schedule/plan_onednn_layout.h"
 
 namespace tcprof {
@@ -54,6 +55,7 @@ class Scheduler {
     outputs_.insert(g.outputs.begin(), g.outputs.end());
     slot_kernel_.assign(static_cast<size_t>(g.num_slots), -1);
     layout_ = plan_onednn_layout(g, ctx, out_.constants);
+    attention_ = plan_attention(g, ctx);
   }
 
   ScheduledProgram run() {
@@ -75,6 +77,11 @@ class Scheduler {
     if (int c = layout_.step_of_op[static_cast<size_t>(i)]; c >= 0) {
       // A chain convolution's step computes its post-ops too: they emit nothing of their own.
       if (layout_.convs[static_cast<size_t>(c)].op == i) onednn_step(c);
+      return;
+    }
+    if (int a = attention_.kernel_of_op[static_cast<size_t>(i)]; a >= 0) {
+      // The whole chain runs where its last op (the second matmul) was: its inputs are ready.
+      if (attention_.kernels[static_cast<size_t>(a)].fused_ops.back() == i) attention_step(a);
       return;
     }
     if (try_window_kernel(i) || try_window_epilogue(i)) return;
@@ -252,6 +259,16 @@ class Scheduler {
       if (s >= 0 && slot_kernel_[static_cast<size_t>(s)] >= 0) close(slot_kernel_[static_cast<size_t>(s)]);
     }
     out_.program.steps.push_back({Step::Kind::Onednn, c});
+  }
+
+  void attention_step(int a) {
+    WindowKernel k = attention_.kernels[static_cast<size_t>(a)];
+    for (int s : {k.input_slot, k.attention.kt_slot, k.attention.v_slot}) {
+      if (slot_kernel_[static_cast<size_t>(s)] >= 0) close(slot_kernel_[static_cast<size_t>(s)]);
+    }
+    k.name = fmt::format("n{}_attention", out_.program.window_kernels.size());
+    out_.program.window_kernels.push_back(std::move(k));
+    out_.program.steps.push_back({Step::Kind::Window, static_cast<int>(out_.program.window_kernels.size()) - 1});
   }
 
   void close(int k) {
@@ -452,6 +469,7 @@ class Scheduler {
   std::set<int> outputs_;
   std::map<int, int> window_of_slot_;  // output slot -> native kernel, while it may take an epilogue
   OnednnLayoutPlan layout_;
+  AttentionPlan attention_;
 };
 
 }  // namespace

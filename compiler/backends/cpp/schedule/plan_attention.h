@@ -1,0 +1,23 @@
+// Attention as one kernel. The chain
+//   matmul(q, kT) [* or / a scalar] [masked_fill(a constant mask, -inf)] softmax(-1) matmul(., v)
+// whose intermediate values nothing else reads becomes one generated kernel over blocks of query
+// rows (codegen_attention.cpp): the B x H x T x S scores are never written to memory, and the keys
+// the constant mask removes from every row of a block are not computed at all (half of a causal
+// mask). The step runs where the second matmul was; the autotune phase keeps LibTorch's ops where
+// they are faster.
+#pragma once
+#include <vector>
+
+#include "compiler/backends/cpp/lower/loop_ir.h"
+#include "compiler/backends/cpp/lower/lower_ops.h"
+
+namespace tcprof {
+
+struct AttentionPlan {
+  std::vector<WindowKernel> kernels;  // Kind::Attention, unnamed
+  std::vector<int> kernel_of_op;      // per op: the kernel that computes it, else -1
+};
+
+AttentionPlan plan_attention(const CapturedGraph& graph, const LowerContext& ctx);
+
+}  // namespace tcprof
