@@ -6,6 +6,7 @@
 // four blocks run through it.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 
 #include <ATen/ATen.h>
@@ -46,10 +47,15 @@ at::Tensor make_mask(const AttentionCase& c) {
   return keep.logical_not();
 }
 
-class GeneratedAttention : public ::testing::TestWithParam<std::tuple<AttentionCase, bool>> {};
+// How the kernel is built: this machine's vector flags with the default compiler (GCC's vector
+// builtins), without vector flags (the portable loops), or with Clang (<immintrin.h>).
+enum class Build { Vector, Portable, Clang };
+
+class GeneratedAttention : public ::testing::TestWithParam<std::tuple<AttentionCase, Build>> {};
 
 TEST_P(GeneratedAttention, MatchesLibTorch) {
-  const auto& [c, portable] = GetParam();
+  const auto& [c, how] = GetParam();
+  if (how == Build::Clang && !std::filesystem::exists("/usr/bin/clang++")) GTEST_SKIP() << "no /usr/bin/clang++";
   at::NoGradGuard no_grad;
   WindowKernel k;
   k.kind = WindowKernel::Kind::Attention;
@@ -68,7 +74,8 @@ TEST_P(GeneratedAttention, MatchesLibTorch) {
   testing::TempDir dir;
   KernelLibraryOptions o;
   o.cache_dir = dir.file("cache");
-  if (portable) o.extra_flags = {"-mno-avx2", "-mno-fma"};  // also turns AVX-512 off
+  if (how == Build::Portable) o.extra_flags = {"-mno-avx2", "-mno-fma"};  // also turns AVX-512 off
+  if (how == Build::Clang) o.compiler = "/usr/bin/clang++";
   KernelLibraryBuilder builder(o);
   std::string source = std::string(codegen_prelude()) + generate_attention_kernel(k, "attention_under_test");
   auto built = builder.compile(source);
@@ -114,10 +121,13 @@ const AttentionCase kCases[] = {
     {"inf_in_a_masked_value", 1, 2, 20, 20, 8, 8, "causal", false, true},
 };
 
-INSTANTIATE_TEST_SUITE_P(Shapes, GeneratedAttention, ::testing::Combine(::testing::ValuesIn(kCases), ::testing::Bool()),
-                         [](const auto& info) {
-                           return std::string(std::get<0>(info.param).name) + (std::get<1>(info.param) ? "_portable" : "_vector");
-                         });
+std::string case_name(const AttentionCase& c, Build how) {
+  return std::string(c.name) + (how == Build::Vector ? "_vector" : how == Build::Portable ? "_portable" : "_clang");
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GeneratedAttention,
+                         ::testing::Combine(::testing::ValuesIn(kCases), ::testing::Values(Build::Vector, Build::Portable, Build::Clang)),
+                         [](const auto& info) { return case_name(std::get<0>(info.param), std::get<1>(info.param)); });
 
 // The attention kernels of every graph, by their op lists.
 std::vector<std::string> attention_groups(const CompiledModule& m) {

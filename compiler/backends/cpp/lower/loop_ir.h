@@ -117,6 +117,12 @@ struct WindowKernel {
     double scale = 1;
     bool divide = false;  // the scale op is a division by `scale`
     std::vector<int32_t> keep_lo, keep_hi;
+    // aten::_native_multi_head_attention (nn.MultiheadAttention's inference path, ViT's): `op`
+    // itself, self-attention of input_slot [B, T, E] with `heads` heads. The QKV projection
+    // (weight_slot, bias_slot) and the output projection (these constants) run through LibTorch
+    // around the kernel; the weights output is None.
+    int heads = 0;
+    int proj_weight = -1, proj_bias = -1;
   } attention;
   std::vector<int> fused_ops;
 };

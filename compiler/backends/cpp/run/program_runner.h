@@ -36,6 +36,8 @@ class ProgramRunner {
   std::vector<std::string> use_autotune(const std::vector<AutotuneChoice>& choices);
   // Every parameter the direct kernels' timings depend on, for the autotune cache key.
   std::string autotune_signature() const;
+  // One kernel's parameters (everything its timing depends on but its name).
+  std::string window_signature(const WindowKernel& k) const;
   size_t direct_kernels() const { return program_.program.window_kernels.size(); }
   // The oneDNN chains: each ChainFormat timed over whole runs of the graph on the example inputs
   // (best of 2 after a warm-up; the warm-up alone for runs over 0.25 s, and no layout past the
@@ -53,6 +55,7 @@ class ProgramRunner {
   bool run_kernel(size_t k, std::vector<c10::IValue>& slots);
   bool run_window_kernel(size_t k, std::vector<c10::IValue>& slots);
   bool run_attention(size_t k, std::vector<c10::IValue>& slots);
+  bool run_multi_head_attention(size_t k, std::vector<c10::IValue>& slots);
   bool run_onednn(size_t k, std::vector<c10::IValue>& slots, std::vector<BlockedValue>& blocked);
   void plan_releases();
   void build_chain(ChainFormat format);

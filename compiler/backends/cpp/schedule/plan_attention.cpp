@@ -34,7 +34,8 @@ bool scalar_constant(const Arg& a, double* out) {
 
 class AttentionMatcher {
  public:
-  AttentionMatcher(const CapturedGraph& g, const LowerContext& ctx) : g_(g), ctx_(ctx) {
+  AttentionMatcher(const CapturedGraph& g, const LowerContext& ctx, std::vector<at::Tensor>& constants)
+      : g_(g), ctx_(ctx), constants_(constants) {
     readers_.resize(static_cast<size_t>(g.num_slots));
     for (size_t i = 0; i < g.ops.size(); ++i) {
       for (int s : slots_read(g.ops[i])) readers_[static_cast<size_t>(s)].push_back(static_cast<int>(i));
@@ -45,7 +46,7 @@ class AttentionMatcher {
 
   AttentionPlan run() {
     for (size_t i = 0; i < g_.ops.size(); ++i) {
-      if (plan_.kernel_of_op[i] < 0) try_match(static_cast<int>(i));
+      if (plan_.kernel_of_op[i] < 0 && !try_native_mha(static_cast<int>(i))) try_match(static_cast<int>(i));
     }
     return std::move(plan_);
   }
@@ -95,6 +96,61 @@ class AttentionMatcher {
       a.keep_lo[static_cast<size_t>(i)] = static_cast<int32_t>(lo);
       a.keep_hi[static_cast<size_t>(i)] = static_cast<int32_t>(hi);
     }
+    return true;
+  }
+
+  int constant(const at::Tensor& t) {
+    constants_.push_back(t.contiguous());
+    return static_cast<int>(constants_.size()) - 1;
+  }
+
+  // _native_multi_head_attention(x, x, x, E, H, Wqkv, bqkv, Wproj, bproj, None, False, ...):
+  // self-attention, no mask, no weights asked for, constant float weights.
+  bool try_native_mha(int i) {
+    const GraphOp& op = g_.ops[static_cast<size_t>(i)];
+    if (op.name != "aten::_native_multi_head_attention" || op.args.size() < 11 || op.outputs.size() != 2) return false;
+    for (size_t a = 0; a < 3; ++a) {
+      if (op.args[a].kind != Arg::Kind::Slot || op.args[a].slot != op.args[0].slot) return false;
+    }
+    for (size_t a = 3; a < op.args.size(); ++a) {
+      if (op.args[a].kind != Arg::Kind::Constant) return false;
+    }
+    const c10::IValue& x = value(op.args[0].slot);
+    if (!x.isTensor() || x.toTensor().dim() != 3 || x.toTensor().scalar_type() != at::kFloat || !x.toTensor().device().is_cpu()) {
+      return false;
+    }
+    const c10::IValue &e = op.args[3].constant, &h = op.args[4].constant, &mask = op.args[9].constant,
+                      &need_weights = op.args[10].constant;
+    if (!e.isInt() || !h.isInt() || !mask.isNone() || !need_weights.isBool() || need_weights.toBool()) return false;
+    const int64_t embed = e.toInt(), heads = h.toInt();
+    if (heads <= 0 || embed % heads != 0 || x.toTensor().size(2) != embed) return false;
+    std::vector<at::Tensor> w;
+    for (size_t a = 5; a < 9; ++a) {
+      const c10::IValue& t = op.args[a].constant;
+      if (!t.isTensor() || t.toTensor().scalar_type() != at::kFloat || !t.toTensor().device().is_cpu()) return false;
+      w.push_back(t.toTensor());
+    }
+    if (w[0].sizes() != at::IntArrayRef{3 * embed, embed} || w[1].sizes() != at::IntArrayRef{3 * embed} ||
+        w[2].sizes() != at::IntArrayRef{embed, embed} || w[3].sizes() != at::IntArrayRef{embed}) {
+      return false;
+    }
+    WindowKernel k;
+    k.kind = WindowKernel::Kind::Attention;
+    WindowKernel::AttentionShape& a = k.attention;
+    a.t = a.s = x.toTensor().size(1);
+    a.d = a.dv = embed / heads;
+    if (a.t == 0 || (a.d * (a.s + 16) + a.s * (a.dv + 16)) > (int64_t{4} << 20)) return false;
+    a.scale = 1.0 / std::sqrt(static_cast<double>(a.d));  // LibTorch scales q by it before q kT
+    a.heads = static_cast<int>(heads);
+    k.op = i;
+    k.input_slot = op.args[0].slot;
+    k.output_slot = op.outputs[0];
+    k.weight_slot = constant(w[0]);
+    k.bias_slot = constant(w[1]);
+    a.proj_weight = constant(w[2]);
+    a.proj_bias = constant(w[3]);
+    plan_.kernel_of_op[static_cast<size_t>(i)] = static_cast<int>(plan_.kernels.size());
+    plan_.kernels.push_back(std::move(k));
     return true;
   }
 
@@ -174,6 +230,7 @@ class AttentionMatcher {
 
   const CapturedGraph& g_;
   const LowerContext& ctx_;
+  std::vector<at::Tensor>& constants_;
   std::vector<std::vector<int>> readers_;
   std::set<int> outputs_;
   AttentionPlan plan_;
@@ -181,8 +238,8 @@ class AttentionMatcher {
 
 }  // namespace
 
-AttentionPlan plan_attention(const CapturedGraph& graph, const LowerContext& ctx) {
-  return AttentionMatcher(graph, ctx).run();
+AttentionPlan plan_attention(const CapturedGraph& graph, const LowerContext& ctx, std::vector<at::Tensor>& constants) {
+  return AttentionMatcher(graph, ctx, constants).run();
 }
 
 }  // namespace tcprof

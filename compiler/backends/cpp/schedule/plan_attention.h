@@ -4,7 +4,8 @@
 // rows (codegen_attention.cpp): the B x H x T x S scores are never written to memory, and the keys
 // the constant mask removes from every row of a block are not computed at all (half of a causal
 // mask). The step runs where the second matmul was; the autotune phase keeps LibTorch's ops where
-// they are faster.
+// they are faster. nn.MultiheadAttention's fused inference op (aten::_native_multi_head_attention,
+// ViT's) runs its two projections through LibTorch around the same kernel.
 #pragma once
 #include <vector>
 
@@ -18,6 +19,7 @@ struct AttentionPlan {
   std::vector<int> kernel_of_op;      // per op: the kernel that computes it, else -1
 };
 
-AttentionPlan plan_attention(const CapturedGraph& graph, const LowerContext& ctx);
+// Projection weights of native multi-head attention are appended to `constants`.
+AttentionPlan plan_attention(const CapturedGraph& graph, const LowerContext& ctx, std::vector<at::Tensor>& constants);
 
 }  // namespace tcprof

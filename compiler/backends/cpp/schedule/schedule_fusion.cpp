@@ -55,7 +55,7 @@ class Scheduler {
     outputs_.insert(g.outputs.begin(), g.outputs.end());
     slot_kernel_.assign(static_cast<size_t>(g.num_slots), -1);
     layout_ = plan_onednn_layout(g, ctx, out_.constants);
-    attention_ = plan_attention(g, ctx);
+    attention_ = plan_attention(g, ctx, out_.constants);
   }
 
   ScheduledProgram run() {
@@ -81,7 +81,8 @@ class Scheduler {
     }
     if (int a = attention_.kernel_of_op[static_cast<size_t>(i)]; a >= 0) {
       // The whole chain runs where its last op (the second matmul) was: its inputs are ready.
-      if (attention_.kernels[static_cast<size_t>(a)].fused_ops.back() == i) attention_step(a);
+      const WindowKernel& k = attention_.kernels[static_cast<size_t>(a)];
+      if ((k.fused_ops.empty() ? k.op : k.fused_ops.back()) == i) attention_step(a);
       return;
     }
     if (try_window_kernel(i) || try_window_epilogue(i)) return;
@@ -264,9 +265,9 @@ class Scheduler {
   void attention_step(int a) {
     WindowKernel k = attention_.kernels[static_cast<size_t>(a)];
     for (int s : {k.input_slot, k.attention.kt_slot, k.attention.v_slot}) {
-      if (slot_kernel_[static_cast<size_t>(s)] >= 0) close(slot_kernel_[static_cast<size_t>(s)]);
+      if (s >= 0 && slot_kernel_[static_cast<size_t>(s)] >= 0) close(slot_kernel_[static_cast<size_t>(s)]);
     }
-    k.name = fmt::format("n{}_attention", out_.program.window_kernels.size());
+    k.name = fmt::format("n{}_{}attention", out_.program.window_kernels.size(), k.attention.heads > 0 ? "multi_head_" : "");
     out_.program.window_kernels.push_back(std::move(k));
     out_.program.steps.push_back({Step::Kind::Window, static_cast<int>(out_.program.window_kernels.size()) - 1});
   }
