@@ -152,6 +152,19 @@ class AttentionPatterns(nn.Module):
         return causal, band, full, keys, blank, folded, cross, seen, w
 
 
+class MultiHeadSelfAttention(nn.Module):
+    """nn.MultiheadAttention as ViT uses it: batch first, self-attention, no weights. In eval mode
+    without grad its forward is one aten::_native_multi_head_attention."""
+
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(48, 4, batch_first=True)
+
+    def forward(self, x):
+        y, _ = self.attn(x, x, x, need_weights=False)
+        return y
+
+
 def build(outdir):
     torch.manual_seed(0)
     torch.jit.save(torch.jit.script(GPT().eval()), f"{outdir}/gpt.pt")
@@ -160,3 +173,4 @@ def build(outdir):
                    f"{outdir}/gpt_tiny_loss.pt")
     torch.jit.save(torch.jit.script(LossesInForward()), f"{outdir}/losses_in_forward.pt")
     torch.jit.save(torch.jit.script(AttentionPatterns().eval()), f"{outdir}/attention_patterns.pt")
+    torch.jit.save(torch.jit.script(MultiHeadSelfAttention().eval()), f"{outdir}/multi_head_attention.pt")

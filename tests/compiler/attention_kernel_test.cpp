@@ -189,5 +189,22 @@ TEST(AttentionKernel, TheGptsFourBlocksRunThroughIt) {
   for (const auto& g : groups) EXPECT_EQ(g, "aten::matmul, aten::mul, aten::masked_fill, aten::softmax, aten::matmul");
 }
 
+// nn.MultiheadAttention's fused inference op: its projections through LibTorch around the kernel,
+// the same answer at the compiled length and at another (a recompile, or LibTorch's op).
+TEST(AttentionKernel, NativeMultiHeadAttentionRunsThroughItAndMatchesEager) {
+  at::NoGradGuard no_grad;
+  CompiledModule m(load_model(sample("multi_head_attention")), strict_cpp(), nullptr);
+  for (int64_t call = 0; call < 2; ++call) {
+    auto in = inputs_for({"f32[2,19,48]"}, call);
+    expect_same_output(m.call(in), m.call_eager(in));
+  }
+  auto nan_in = inputs_for({"f32[2,19,48]"}, 2);
+  nan_in[0].toTensor()[1][4][0] = std::numeric_limits<float>::quiet_NaN();
+  expect_same_output(m.call(nan_in), m.call_eager(nan_in));
+  EXPECT_EQ(attention_groups(m), std::vector<std::string>{"aten::_native_multi_head_attention"});
+  auto other = inputs_for({"f32[1,7,48]"});
+  expect_same_output(m.call(other), m.call_eager(other));
+}
+
 }  // namespace
 }  // namespace tcprof
