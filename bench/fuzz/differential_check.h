@@ -97,6 +97,7 @@ struct CaseOutcome {
   int unexpected_recompiles = 0;  // a recompile the guards should not have needed
   int compiled_backwards = 0;     // gradient mode: graphs whose backward ran compiled
   int unstable_eager = 0;         // gradient mode: eager reruns that differed from eager's first run
+  int attention_kernels = 0;      // graphs' attention kernels (plan_attention.h)
   std::map<std::string, int> fallback_ops;  // ops the backend left to LibTorch (not by design)
 };
 const char* status_name(CaseOutcome::Status status);

@@ -7,7 +7,8 @@
 // --minimize shrinks each failing case (minimize_case) and prints the result. Each case runs in a
 // child process, so that a crash of the backend is a failing case (an error) and the run goes on;
 // --in-process runs them all in this process (for a debugger). --conv adds convolutions over mostly
-// 4-D inputs (the layout pass's oneDNN chains with their post-ops and residual adds).
+// 4-D inputs (the layout pass's oneDNN chains with their post-ops and residual adds); --attention
+// adds self-attention with and without constant masks (the attention kernel).
 // Prints a summary line; exits 1 when a compiled result differs from eager (a mismatch) or the
 // compiled module fails where eager does not (an error), 2 on a usage error.
 #include <cstdlib>
@@ -20,7 +21,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: fuzz_graphs [--n N] [--seed S] [--first K] [--verbose] [--keep-failures DIR] [--avoid-known-bugs]\n"
-    "                   [--minimize] [--in-process] [--backward] [--conv]\n"
+    "                   [--minimize] [--in-process] [--backward] [--conv] [--attention]\n"
     "       fuzz_graphs --case SEED [same options]\n";
 
 bool parse_uint(const std::string& text, uint64_t* out) {
@@ -66,6 +67,8 @@ int main(int argc, char** argv) {
       options.isolate = false;
     } else if (arg == "--conv") {
       options.generator.convolutions = true;  // convolution chains (the layout pass)
+    } else if (arg == "--attention") {
+      options.generator.attention = true;  // self-attention (the attention kernel)
     } else if (arg == "--backward") {
       options.gradients = true;  // gradients through the compiled training graphs
     } else if (arg == "--minimize") {

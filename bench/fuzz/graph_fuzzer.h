@@ -43,6 +43,7 @@ struct FuzzSummary {
   bool gradients = false;  // a --backward run: gradients were compared
   int backward_cases = 0;  // ... and these cases ran at least one compiled backward graph
   int unstable_eager = 0;  // ... and eager's gradients changed between identical runs this often
+  int attention_kernels = 0;  // attention kernels the backend made (generated attention ops fused)
   double seconds = 0;
   std::map<std::string, int> op_counts;     // generator ops
   std::map<std::string, int> fallback_ops;  // ops the backend left to LibTorch, by name

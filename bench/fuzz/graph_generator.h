@@ -40,6 +40,9 @@ struct GeneratorOptions {
   // Convolutions (the layout pass: oneDNN chains, post-ops, residual adds) over mostly 4-D main
   // inputs. Off by default, so that every earlier seed still generates the same case.
   bool convolutions = false;
+  // Self-attention (matmul, scale, constant mask, softmax, matmul: the attention kernel), on the
+  // same terms.
+  bool attention = false;
 };
 
 FuzzCase generate_case(uint64_t seed, const GeneratorOptions& options = {});

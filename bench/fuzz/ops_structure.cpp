@@ -187,6 +187,35 @@ bool op_conv2d(GeneratorState& g, int si) {
   return emit(g, e, v, "conv2d", {si});
 }
 
+// Self-attention over the last two dims (q = k = v = the subject): matmul, a scale that keeps the
+// scores O(1) (a multiply or a divide), sometimes a constant mask keeping one range of keys per
+// row (causal with an offset, a band, key padding), softmax, matmul: the fused attention kernel's
+// pattern (plan_attention.h) on whatever shapes, strides and values the generator makes.
+bool op_attention(GeneratorState& g, int si) {
+  const Var s = var(g, si);
+  const size_t r = s.shape.size();
+  if ((s.dtype != ST::Float && s.dtype != ST::Double) || r < 2 || s.shape[r - 1].sym != 0 || s.shape[r - 2].sym != 0) {
+    return false;
+  }
+  const int64_t t = s.shape[r - 2].size, d = s.shape[r - 1].size;
+  if (t < 1 || d < 1) return false;
+  const double b = std::max(s.bound, 1.0);
+  const double scale = std::min(1.0, 4.0 / (b * b * static_cast<double>(d)));
+  std::string scores = fmt::format("torch.matmul({0}, {0}.transpose(-2, -1))", s.name);
+  scores = g.chance(0.5) ? fmt::format("({} * {:.9g})", scores, scale) : fmt::format("({} / {:.9g})", scores, 1.0 / scale);
+  switch (g.weighted({3, 3, 2, 2})) {
+    case 1: scores += fmt::format(".masked_fill(torch.ones({0}, {0}).tril({1}) == 0, float('-inf'))", t, g.pick(3)); break;
+    case 2: scores += fmt::format(".masked_fill(torch.ones({0}, {0}).tril(0).triu(-{1}) == 0, float('-inf'))", t, g.pick(4)); break;
+    case 3: scores += fmt::format(".masked_fill(torch.arange({}) >= {}, float('-inf'))", t, 1 + g.pick(static_cast<int>(t))); break;
+    default: break;
+  }
+  std::string e = fmt::format("torch.matmul(torch.softmax({}, -1), {})", scores, s.name);
+  Var v = like(s, s.dtype, s.bound, false);
+  v.contiguous = true;
+  v.dependence = std::max(s.dependence, Dependence::Reduction);
+  return emit(g, e, v, "attention", {si});
+}
+
 // ---- views ----------------------------------------------------------------------------------
 
 bool op_contiguous(GeneratorState& g, int si) {

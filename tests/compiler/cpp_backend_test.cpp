@@ -85,7 +85,7 @@ INSTANTIATE_TEST_SUITE_P(
                       SampleCase{"gate_base", {"f32[4,8]"}}, SampleCase{"gate_print", {"f32[4,8]"}}),
     [](const auto& info) { return std::string(info.param.model); });
 
-TEST(CppBackend, GptFusesSoftmaxAndLayerNormAndSharesRepeatedBlocks) {
+TEST(CppBackend, GptFusesAttentionAndLayerNormAndSharesRepeatedBlocks) {
   at::NoGradGuard no_grad;
   CompiledModule m(load_model(sample("gpt_tiny")), strict_cpp(), nullptr);
   auto in = inputs_for({"i64[2,16](0,512)"});
@@ -94,28 +94,42 @@ TEST(CppBackend, GptFusesSoftmaxAndLayerNormAndSharesRepeatedBlocks) {
   EXPECT_GT(t.kernels, 4);
   EXPECT_GT(t.fused, t.kernels);                        // kernels hold several ops
   EXPECT_LT(t.unique, t.kernels);                       // identical blocks share kernels
-  EXPECT_NE(t.ir.find("masked_fill, aten::softmax"), std::string::npos) << t.ir;
+  EXPECT_NE(t.ir.find("kernel n0_attention"), std::string::npos) << t.ir;  // matmul .. softmax .. matmul
   EXPECT_NE(t.ir.find("aten::add, aten::layer_norm"), std::string::npos) << t.ir;
-  // Layer norm's sums accumulate in double; softmax's denominator in float, as LibTorch's does.
+  // Layer norm's sums accumulate in double; the attention kernel's softmax sums in float.
   EXPECT_NE(t.code.find("double t"), std::string::npos);
-  size_t softmax = t.code.find("// aten::mul, aten::masked_fill, aten::softmax");
-  ASSERT_NE(softmax, std::string::npos) << t.code;
-  std::string softmax_kernel = t.code.substr(softmax, t.code.find("\n}\n", softmax) - softmax);
-  EXPECT_EQ(softmax_kernel.find("double"), std::string::npos) << softmax_kernel;
-  EXPECT_NE(softmax_kernel.find("float t"), std::string::npos) << softmax_kernel;
+  size_t attention = t.code.find("// attention: ");
+  ASSERT_NE(attention, std::string::npos) << t.code;
+  std::string attention_kernel = t.code.substr(attention, t.code.find("\n}\n", t.code.find("_heads(", attention)) - attention);
+  EXPECT_EQ(attention_kernel.find("double"), std::string::npos) << attention_kernel;
   EXPECT_NE(t.code.find("extern \"C\""), std::string::npos);
   EXPECT_EQ(t.code.find("torch"), std::string::npos);   // generated code never includes LibTorch
   EXPECT_EQ(t.fallbacks, 0);
 }
 
-// TCPROF_LOGS=fusion says why ops stayed in separate kernels: in the GPT, the attention's matmul
-// runs outside generated code, so the softmax kernel before it cannot take it.
+// A softmax kernel (scale + softmax of attention weights the model returns, so no attention
+// kernel takes it) sums its denominator in float, as LibTorch's softmax does.
+TEST(CppBackend, SoftmaxKernelSumsInFloatAsLibTorchDoes) {
+  at::NoGradGuard no_grad;
+  CompiledModule m(load_model(sample("attention_patterns")), strict_cpp(), nullptr);
+  auto in = inputs_for({"f32[2,32,48]"});
+  expect_same_output(m.call(in), m.call_eager(in));
+  Totals t = totals(m);
+  size_t softmax = t.code.find("// aten::mul, aten::softmax");
+  ASSERT_NE(softmax, std::string::npos) << t.code;
+  std::string softmax_kernel = t.code.substr(softmax, t.code.find("\n}\n", softmax) - softmax);
+  EXPECT_EQ(softmax_kernel.find("double"), std::string::npos) << softmax_kernel;
+  EXPECT_NE(softmax_kernel.find("float t"), std::string::npos) << softmax_kernel;
+}
+
+// TCPROF_LOGS=fusion says why ops stayed in separate kernels: the matmul that reads returned
+// attention weights runs outside generated code, so the softmax kernel before it cannot take it.
 TEST(CppBackend, FusionLogSaysWhyOpsDidNotFuse) {
   at::NoGradGuard no_grad;
   set_log_mask(static_cast<uint32_t>(LogChannel::Fusion));
   ::testing::internal::CaptureStderr();
-  CompiledModule m(load_model(sample("gpt_tiny")), strict_cpp(), nullptr);
-  m.call(inputs_for({"i64[2,16](0,512)"}));
+  CompiledModule m(load_model(sample("attention_patterns")), strict_cpp(), nullptr);
+  m.call(inputs_for({"f32[2,32,48]"}));
   std::string log = ::testing::internal::GetCapturedStderr();
   set_log_mask(0);
   EXPECT_NE(log.find("[tcprof:fusion] op "), std::string::npos) << log;

@@ -75,13 +75,14 @@ void expect_matches_eager(const FuzzCase& c) {
 
 // ---- the random run ---------------------------------------------------------------------------
 
-FuzzSummary short_run(uint64_t seed, int cases, bool gradients = false, bool convolutions = false) {
+FuzzSummary short_run(uint64_t seed, int cases, bool gradients = false, bool convolutions = false, bool attention = false) {
   use_private_kernel_cache();
   FuzzOptions options;
   options.seed = seed;
   options.cases = cases;
   options.gradients = gradients;
   options.generator.convolutions = convolutions;
+  options.generator.attention = attention;
   options.log = &std::cout;
   // Patterns of the open bugs below are left out here so that this test guards everything else;
   // fuzz_graphs generates them unless --avoid-known-bugs.
@@ -109,6 +110,15 @@ TEST(FuzzRandomGraphs, ConvolutionCasesMatchEager) {
   FuzzSummary s = short_run(20261127, 80, false, true);
   expect_clean(s);
   EXPECT_GT(s.op_counts["conv2d"], 40) << coverage_text(s);
+}
+
+// Self-attention among the random ops (fuzz_graphs --attention): the attention kernel on random
+// ranks, lengths, head sizes, strides, masks and values (NaN and infinities included).
+TEST(FuzzRandomGraphs, AttentionCasesMatchEager) {
+  FuzzSummary s = short_run(20261130, 60, false, false, true);
+  expect_clean(s);
+  EXPECT_GT(s.op_counts["attention"], 30) << coverage_text(s);
+  EXPECT_GT(s.attention_kernels, 15) << coverage_text(s);
 }
 
 TEST(FuzzRandomGraphs, TheConvolutionOptionChangesTheCases) {

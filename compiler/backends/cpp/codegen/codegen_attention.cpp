@@ -74,25 +74,25 @@ const char* kAttentionBody = R"BODY(
     for (int64_t d = 0; d < D; ++d) {
       for (int64_t j = S; j < SP; ++j) ktb[d * SP + j] = 0.0f;
     }
-    float probe = 0.0f;  // NaN once any v is inf or NaN
     for (int64_t j = 0; j < S; ++j) {
       float* __restrict row = vb + j * DVP;
       const float* src = vp + j * v_s;
       if (v_d == 1) {
-        #pragma omp simd reduction(+:probe)
-        for (int64_t c = 0; c < DV; ++c) {
-          row[c] = src[c];
-          probe += src[c] * 0.0f;
-        }
+        for (int64_t c = 0; c < DV; ++c) row[c] = src[c];
       } else {
-        for (int64_t c = 0; c < DV; ++c) {
-          row[c] = src[c * v_d];
-          probe += row[c] * 0.0f;
-        }
+        for (int64_t c = 0; c < DV; ++c) row[c] = src[c * v_d];
       }
       for (int64_t c = DV; c < DVP; ++c) row[c] = 0.0f;
     }
-    const bool every_key = !MASKED || probe != probe;
+    bool every_key = !MASKED;
+    if (MASKED) {  // x * 0 is NaN exactly when x is inf or NaN; the padding is 0
+      float probe[16] = {};
+      for (int64_t i = 0; i < S * DVP; i += 16) {
+        #pragma omp simd
+        for (int64_t l = 0; l < 16; ++l) probe[l] += vb[i + l] * 0.0f;
+      }
+      for (int64_t l = 0; l < 16; ++l) every_key = every_key || probe[l] != probe[l];
+    }
     for (int64_t i0 = 0; i0 < T; i0 += RB) {
       const int64_t rows = T - i0 < RB ? T - i0 : RB;
       int64_t keep_lo[RB], keep_hi[RB], lo = S, hi = 0;
@@ -144,7 +144,7 @@ const char* kAttentionBody = R"BODY(
         }
       }
 #endif
-      float sums[RB];
+      float sums[RB];  // 1 / the sum of each row's weights
       for (int64_t r = 0; r < RB; ++r) {
         float* __restrict s = sc + r * SP;
         const int64_t a = keep_lo[r], e = keep_hi[r];
@@ -162,8 +162,9 @@ const char* kAttentionBody = R"BODY(
             lane_max[jj] = j >= a && j < e && x > lane_max[jj] ? x : lane_max[jj];
           }
         }
-        float m = lane_max[0];
-        for (int64_t jj = 1; jj < 16; ++jj) m = lane_max[jj] > m ? lane_max[jj] : m;
+        float m = -std::numeric_limits<float>::infinity();
+        #pragma omp simd reduction(max:m)
+        for (int64_t jj = 0; jj < 16; ++jj) m = lane_max[jj] > m ? lane_max[jj] : m;
         // A NaN score is skipped by this max but makes its exp, the sum and so the row NaN, as
         // in eager's softmax.
         for (int64_t jt = c0; jt < c1; jt += 16) {
@@ -177,8 +178,9 @@ const char* kAttentionBody = R"BODY(
           }
         }
         float sum = 0.0f;
+        #pragma omp simd reduction(+:sum)
         for (int64_t jj = 0; jj < 16; ++jj) sum += lane_sum[jj];
-        sums[r] = sum;  // 0 for a row with no key: 0 / 0 below is eager's NaN
+        sums[r] = 1.0f / sum;  // inf for a row with no key: 0 * inf below is eager's NaN
       }
       const int64_t j1 = c1 < S ? c1 : S;
       for (int64_t c = 0; c < DVP; c += 16) {
@@ -214,7 +216,7 @@ const char* kAttentionBody = R"BODY(
         const int64_t width = DV - c < 16 ? DV - c : 16;
         for (int64_t r = 0; r < rows; ++r) {
           float* out = yp + (i0 + r) * DV + c;
-          for (int64_t cc = 0; cc < width; ++cc) out[cc] = tile[r * 16 + cc] / sums[r];
+          for (int64_t cc = 0; cc < width; ++cc) out[cc] = tile[r * 16 + cc] * sums[r];
         }
       }
     }

@@ -276,7 +276,8 @@ bool ProgramRunner::run_window_kernel(size_t index, std::vector<c10::IValue>& sl
 }
 
 // q [B, H, T, D], kT [B, H, D, S], v [B, H, S, Dv] with any strides (q and v are usually views
-// of one QKV projection); the output is contiguous [B, H, T, Dv]. Rank 3 is one batch.
+// of one QKV projection); the output is contiguous [B, H, T, Dv]. Rank 3 is one batch, rank 2 one
+// head.
 bool ProgramRunner::run_attention(size_t index, std::vector<c10::IValue>& slots) {
   const WindowKernel& k = program_.program.window_kernels[index];
   const WindowKernel::AttentionShape& a = k.attention;
@@ -290,20 +291,22 @@ bool ProgramRunner::run_attention(size_t index, std::vector<c10::IValue>& slots)
            t.size(-2) == rows && t.size(-1) == cols;
   };
   const int64_t dim = q.dim();
-  if ((dim != 3 && dim != 4) || !fits(q, dim, a.t, a.d) || !fits(kt, dim, a.d, a.s) || !fits(v, dim, a.s, a.dv)) return false;
+  if (dim < 2 || dim > 4 || !fits(q, dim, a.t, a.d) || !fits(kt, dim, a.d, a.s) || !fits(v, dim, a.s, a.dv)) return false;
   if (q.sizes().slice(0, dim - 2) != kt.sizes().slice(0, dim - 2) || q.sizes().slice(0, dim - 2) != v.sizes().slice(0, dim - 2)) {
     return false;
   }
   std::vector<int64_t> out_sizes = q.sizes().vec();
   out_sizes.back() = a.dv;
   at::Tensor y = at::empty(out_sizes, q.options());
-  const int64_t lead = dim - 4;  // -1 for rank 3: no batch dimension
-  int64_t sizes[2] = {lead < 0 ? 1 : q.size(0), q.size(dim - 3)};
+  // Missing batch or head dimensions are size 1 with stride 0.
+  int64_t sizes[2] = {dim == 4 ? q.size(0) : 1, dim >= 3 ? q.size(dim - 3) : 1};
   int64_t strides[12];
   int n = 0;
   for (const at::Tensor* t : {&q, &kt, &v}) {
-    strides[n++] = lead < 0 ? 0 : t->stride(0);
-    for (int64_t d = dim - 3; d < dim; ++d) strides[n++] = t->stride(d);
+    strides[n++] = dim == 4 ? t->stride(0) : 0;
+    strides[n++] = dim >= 3 ? t->stride(dim - 3) : 0;
+    strides[n++] = t->stride(dim - 2);
+    strides[n++] = t->stride(dim - 1);
   }
   const void* in[3] = {q.data_ptr(), kt.data_ptr(), v.data_ptr()};
   void* out[1] = {y.data_ptr()};

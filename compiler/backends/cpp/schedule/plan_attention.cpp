@@ -10,11 +10,11 @@
 namespace tcprof {
 namespace {
 
-// A float32 CPU tensor of rank 3 or 4: [H, rows, cols] or [B, H, rows, cols].
+// A float32 CPU tensor of rank 2 to 4: [rows, cols], [H, rows, cols] or [B, H, rows, cols].
 bool attention_operand(const c10::IValue& v) {
   if (!v.isTensor()) return false;
   const at::Tensor& t = v.toTensor();
-  return t.defined() && t.device().is_cpu() && t.scalar_type() == at::kFloat && !t.is_sparse() && (t.dim() == 3 || t.dim() == 4);
+  return t.defined() && t.device().is_cpu() && t.scalar_type() == at::kFloat && !t.is_sparse() && t.dim() >= 2 && t.dim() <= 4;
 }
 
 // A number, or a 0-dim tensor holding one (a Python float becomes either).
@@ -73,11 +73,11 @@ class AttentionMatcher {
 
   // Row i keeps the keys where the mask (broadcast to [T, S]) is false, as one range [lo, hi).
   bool mask_ranges(const at::Tensor& mask, WindowKernel::AttentionShape& a) const {
-    if (mask.scalar_type() != at::kBool || mask.dim() < 2 || mask.dim() > 4) return false;
+    if (mask.scalar_type() != at::kBool || mask.dim() < 1 || mask.dim() > 4) return false;
     for (int64_t d = 0; d + 2 < mask.dim(); ++d) {
       if (mask.size(d) != 1) return false;  // one mask for every batch and head
     }
-    int64_t mr = mask.size(-2), mc = mask.size(-1);
+    int64_t mr = mask.dim() >= 2 ? mask.size(-2) : 1, mc = mask.size(-1);
     if ((mr != 1 && mr != a.t) || (mc != 1 && mc != a.s)) return false;
     at::Tensor m = mask.reshape({mr, mc}).expand({a.t, a.s}).contiguous();
     const bool* p = m.data_ptr<bool>();

@@ -7,7 +7,8 @@
 //   - values read outside a kernel become its outputs; everything else stays in registers;
 //   - convolutions chains run through oneDNN in its blocked layout with fused post-ops (the layout
 //     pass, plan_onednn_layout.h); other depthwise convolutions and max pooling become directly
-//     generated kernels.
+//     generated kernels; attention (matmul, scale, constant mask, softmax, matmul) becomes one
+//     generated kernel (plan_attention.h).
 // Ops that are not lowered stay extern steps.
 #pragma once
 #include <memory>
