@@ -571,6 +571,16 @@ TEST(FuzzBugs, GeluKeepsItsRelativeAccuracyInTheNegativeTail) {
   expect_matches_eager(c);
 }
 
+// Eager's GELU is x * 0.5 * (1 + erf(x / sqrt 2)), exactly -0 once erf rounds to -1 (x < -5.54);
+// ours kept Phi relative-accurate further down, so gelu(-7.04) * -inf was +inf where eager's is
+// NaN (fuzz_graphs seed 20261202, the 10,000-case run). Phi is now 0 where eager's is.
+TEST(FuzzBugs, GeluIsZeroWhereEagersIsSoThatZeroTimesInfinityIsNaN) {
+  FuzzCase c = generate_case(166923019082439ULL);
+  ASSERT_NE(c.source.find("torch.gelu"), std::string::npos) << c.source;
+  CaseOutcome out = check(c);
+  EXPECT_EQ(out.status, Status::Pass) << out.report;
+}
+
 // GCC contracted a * b + c across primitives (-ffp-contract=fast), and differently in each loop of
 // a row kernel: silu(x) = x * sigmoid(x) was rounded where the row's mean summed it, but fused into
 // x * sigmoid(x) - mean where the output was computed, so a layer norm over one element gave

@@ -104,12 +104,13 @@ inline float tc_erf(float x) {
 }
 
 // The standard normal CDF, 0.5 * erfc(-x / sqrt 2), so that x * Phi(x) (GELU) keeps its relative
-// accuracy for negative x down to x = -8.48 (Phi = 1e-17; 0 below) instead of cancelling in
-// 0.5 * (1 + erf), which is 0 in float below x = -5.6; one exp and one division.
+// accuracy for negative x instead of cancelling in 0.5 * (1 + erf); one exp and one division.
+// Below x = -5.54 (Phi < 2^-26) it is 0, as eager's 0.5 * (1 + erf) is once erf rounds to -1:
+// GELU is then -0 there too, and -0 * inf is eager's NaN (fuzz case 166923019082439).
 inline float tc_norm_cdf(float x) {
   float a = std::fabs(x) * 0.70710678118654752f;
   float lower = 0.5f * tc_erfc_nonneg(a > 6.0f ? 6.0f : a);  // Phi(-|x|)
-  lower = a >= 6.0f ? 0.0f : lower;
+  lower = a >= 6.0f || lower < 1.49011612e-8f ? 0.0f : lower;
   return x < 0 ? lower : 1.0f - lower;
 }
 
