@@ -295,10 +295,17 @@ bool ProgramRunner::run_attention(size_t index, std::vector<c10::IValue>& slots)
   if (q.sizes().slice(0, dim - 2) != kt.sizes().slice(0, dim - 2) || q.sizes().slice(0, dim - 2) != v.sizes().slice(0, dim - 2)) {
     return false;
   }
+  slots[static_cast<size_t>(k.output_slot)] = launch_attention(index, q, kt, v);
+  return true;
+}
+
+// The generated attention kernel on checked operands of equal rank (2 to 4); missing batch or
+// head dimensions are size 1 with stride 0. Returns the contiguous output.
+at::Tensor ProgramRunner::launch_attention(size_t index, const at::Tensor& q, const at::Tensor& kt, const at::Tensor& v) {
+  const int64_t dim = q.dim();
   std::vector<int64_t> out_sizes = q.sizes().vec();
-  out_sizes.back() = a.dv;
+  out_sizes.back() = v.size(-1);
   at::Tensor y = at::empty(out_sizes, q.options());
-  // Missing batch or head dimensions are size 1 with stride 0.
   int64_t sizes[2] = {dim == 4 ? q.size(0) : 1, dim >= 3 ? q.size(dim - 3) : 1};
   int64_t strides[12];
   int n = 0;
@@ -311,8 +318,7 @@ bool ProgramRunner::run_attention(size_t index, std::vector<c10::IValue>& slots)
   const void* in[3] = {q.data_ptr(), kt.data_ptr(), v.data_ptr()};
   void* out[1] = {y.data_ptr()};
   if (y.numel() > 0) window_fns_[index](in, out, sizes, strides);
-  slots[static_cast<size_t>(k.output_slot)] = std::move(y);
-  return true;
+  return y;
 }
 
 // aten::_native_multi_head_attention as LibTorch computes it (QKV projection, per-head attention,
@@ -335,17 +341,7 @@ bool ProgramRunner::run_multi_head_attention(size_t index, std::vector<c10::IVal
   at::Tensor q = qkv.narrow(2, 0, embed).view({b, a.t, h, a.d}).transpose(1, 2);
   at::Tensor kt = qkv.narrow(2, embed, embed).view({b, a.t, h, a.d}).permute({0, 2, 3, 1});
   at::Tensor v = qkv.narrow(2, 2 * embed, embed).view({b, a.t, h, a.d}).transpose(1, 2);
-  at::Tensor y = at::empty({b, h, a.t, a.d}, x.options());
-  int64_t sizes[2] = {b, h};
-  int64_t strides[12];
-  int n = 0;
-  for (const at::Tensor* t : {&q, &kt, &v}) {
-    for (int64_t d = 0; d < 4; ++d) strides[n++] = t->stride(d);
-  }
-  const void* in[3] = {q.data_ptr(), kt.data_ptr(), v.data_ptr()};
-  void* out[1] = {y.data_ptr()};
-  if (y.numel() > 0) window_fns_[index](in, out, sizes, strides);
-  at::Tensor context = y.transpose(1, 2).reshape({b, a.t, embed});
+  at::Tensor context = launch_attention(index, q, kt, v).transpose(1, 2).reshape({b, a.t, embed});
   slots[static_cast<size_t>(k.output_slot)] = at::linear(context, constant(a.proj_weight), constant(a.proj_bias));
   const GraphOp& op = graph_.ops[static_cast<size_t>(k.op)];
   slots[static_cast<size_t>(op.outputs[1])] = at::Tensor();
