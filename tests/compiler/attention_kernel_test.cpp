@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <ostream>
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
@@ -37,6 +38,11 @@ struct AttentionCase {
   bool inf_in_v;     // an inf in v at a key the causal mask removes from most rows
 };
 
+void PrintTo(const AttentionCase& c, std::ostream* os) {
+  *os << c.name << " [" << c.b << "," << c.h << "] T " << c.t << " S " << c.s << " D " << c.d << " Dv " << c.dv << " mask "
+      << c.mask;
+}
+
 at::Tensor make_mask(const AttentionCase& c) {
   std::string m = c.mask;
   at::Tensor keep = at::ones({c.t, c.s}, at::kBool);
@@ -50,6 +56,7 @@ at::Tensor make_mask(const AttentionCase& c) {
 // How the kernel is built: this machine's vector flags with the default compiler (GCC's vector
 // builtins), without vector flags (the portable loops), or with Clang (<immintrin.h>).
 enum class Build { Vector, Portable, Clang };
+void PrintTo(Build b, std::ostream* os) { *os << (b == Build::Vector ? "vector" : b == Build::Portable ? "portable" : "clang"); }
 
 class GeneratedAttention : public ::testing::TestWithParam<std::tuple<AttentionCase, Build>> {};
 
