@@ -381,20 +381,30 @@ class CppBackend : public Backend {
 
   // Timed once per machine, thread count and LibTorch: later compiles of the same graph read the
   // decisions from the autotune cache. Returns the IR record's autotune section.
+  // Decisions keyed by `material` and everything else a timing depends on (compiler flags, thread
+  // count, LibTorch): read from the autotune cache, or measured now and stored. `cached` says which.
+  std::vector<AutotuneChoice> cached_or_measured(const std::string& material, size_t count,
+                                                 const std::function<std::vector<AutotuneChoice>()>& measure, bool* cached) {
+    KernelLibraryBuilder& builder = own_compiler_ ? *own_compiler_ : KernelLibraryBuilder::shared();
+    std::string key = autotune_key(fmt::format("{}\nflags {}\nthreads {}\ntorch {}\n", material, fmt::join(builder.flags(), " "),
+                                               at::get_num_threads(), TORCH_VERSION));
+    std::optional<std::vector<AutotuneChoice>> choices = load_autotune(builder.cache_dir(), key, count);
+    *cached = choices.has_value();
+    if (!*cached) {
+      choices = measure();
+      store_autotune(builder.cache_dir(), key, *choices);
+    }
+    return *choices;
+  }
+
   std::string autotune(ProgramRunner& runner, const std::string& source, const std::vector<c10::IValue>& examples,
                        const SymBindings& bindings) {
     if (runner.direct_kernels() == 0) return "";
-    KernelLibraryBuilder& builder = own_compiler_ ? *own_compiler_ : KernelLibraryBuilder::shared();
-    std::string key = autotune_key(fmt::format("{}\n{}\nflags {}\nthreads {}\ntorch {}\n", runner.autotune_signature(),
-                                               source, fmt::join(builder.flags(), " "), at::get_num_threads(),
-                                               TORCH_VERSION));
-    std::optional<std::vector<AutotuneChoice>> choices = load_autotune(builder.cache_dir(), key, runner.direct_kernels());
-    const bool cached = choices.has_value();
-    if (!cached) {
-      choices = runner.measure_autotune(examples, bindings);
-      store_autotune(builder.cache_dir(), key, *choices);
-    }
-    std::vector<std::string> lines = runner.use_autotune(*choices);
+    bool cached = false;
+    std::vector<AutotuneChoice> choices =
+        cached_or_measured(fmt::format("{}\n{}", runner.autotune_signature(), source), runner.direct_kernels(),
+                           [&] { return runner.measure_autotune(examples, bindings); }, &cached);
+    std::vector<std::string> lines = runner.use_autotune(choices);
     if (lines.empty()) return "";
     return fmt::format("\nautotune (best of 3 on the example inputs{}):\n{}\n",
                        cached ? ", read from the autotune cache" : "", fmt::join(lines, "\n"));
@@ -417,18 +427,15 @@ class CppBackend : public Backend {
       return "\n" + runner.use_chain_format(only, false) + " (TCPROF_CHAIN_FORMAT)\n";
     }
     if (runner.program().program.onednn_convs.size() < 4) return "";
-    KernelLibraryBuilder& builder = own_compiler_ ? *own_compiler_ : KernelLibraryBuilder::shared();
-    std::string key = autotune_key(fmt::format("chain layout\n{}\nflags {}\nthreads {}\ntorch {}\nonednn {}\n",
-                                               runner.chain_signature(), fmt::join(builder.flags(), " "),
-                                               at::get_num_threads(), TORCH_VERSION, onednn_version()));
-    std::optional<std::vector<AutotuneChoice>> choices = load_autotune(builder.cache_dir(), key, kChainFormats);
-    const bool cached = choices.has_value();
-    if (!cached) {
-      std::vector<c10::IValue> inputs(examples.begin(), examples.begin() + static_cast<long>(runner.graph().inputs.size()));
-      choices = runner.measure_chain_formats(inputs);
-      store_autotune(builder.cache_dir(), key, *choices);
-    }
-    return "\n" + runner.use_chain_format(*choices, cached) + "\n";
+    bool cached = false;
+    std::vector<AutotuneChoice> choices = cached_or_measured(
+        fmt::format("chain layout\n{}\nonednn {}", runner.chain_signature(), onednn_version()), kChainFormats,
+        [&] {
+          std::vector<c10::IValue> inputs(examples.begin(), examples.begin() + static_cast<long>(runner.graph().inputs.size()));
+          return runner.measure_chain_formats(inputs);
+        },
+        &cached);
+    return "\n" + runner.use_chain_format(choices, cached) + "\n";
   }
 
   std::unique_ptr<CompiledGraph> eager(const CapturedGraph& g, CpuProfiler* profiler, CompileReport report) {
