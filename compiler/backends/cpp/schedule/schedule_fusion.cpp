@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <limits>
 #include <set>
 
@@ -15,6 +16,7 @@
 #include "compiler/backends/cpp/passes/graph_passes.h"
 #include "compiler/backends/cpp/lower/index_space.h"
 #include "compiler/backends/cpp/schedule/plan_attention.h"
+#include "compiler/backends/cpp/schedule/plan_linear.h"
 #include "compiler/backends/cpp/schedule/plan_onednn_layout.h"
 
 namespace tcprof {
@@ -341,45 +343,21 @@ class Scheduler {
     return true;
   }
 
-  // linear(x [1, K], W [N, K] constant, b constant or none) -> y [1, N] as addmv.
-  bool try_linear_gemv(int i) {
-    const GraphOp& op = g_.ops[static_cast<size_t>(i)];
-    if (op.name != "aten::linear" || op.args.size() < 2 || op.outputs.size() != 1) return false;
-    if (op.args[0].kind != Arg::Kind::Slot || op.args[1].kind != Arg::Kind::Constant || !op.args[1].constant.isTensor()) {
-      return false;
-    }
-    if (op.args.size() > 2 && op.args[2].kind != Arg::Kind::Constant) return false;
-    if (!slot_is_tensor(op.args[0].slot) || !slot_is_tensor(op.outputs[0])) return false;
-    const at::Tensor& x = example_tensor(op.args[0].slot);
-    const at::Tensor& w = op.args[1].constant.toTensor();
-    c10::IValue b = op.args.size() > 2 ? op.args[2].constant : c10::IValue();
-    if (x.scalar_type() != at::kFloat || x.dim() != 2 || x.size(0) != 1 || x.requires_grad() || w.dim() != 2 ||
-        w.scalar_type() != at::kFloat || w.size(1) != x.size(1)) {
-      return false;
-    }
-    if (!b.isNone() && (!b.isTensor() || b.toTensor().scalar_type() != at::kFloat || b.toTensor().dim() != 1)) return false;
-    WindowKernel k;
-    k.kind = WindowKernel::Kind::LinearGemv;
-    k.op = i;
-    k.input_slot = op.args[0].slot;
-    k.output_slot = op.outputs[0];
-    k.n = 1, k.c = x.size(1), k.out_features = w.size(0);
-    k.weight_slot = static_cast<int>(out_.constants.size());
-    out_.constants.push_back(w.contiguous());
-    if (b.isTensor()) {
-      k.bias_slot = static_cast<int>(out_.constants.size());
-      out_.constants.push_back(b.toTensor().contiguous());
-    }
-    int s = op.args[0].slot;
+  // A linear with constant weights as a direct BLAS call (schedule/plan_linear.h).
+  bool try_linear(int i) {
+    std::optional<WindowKernel> k = plan_linear(g_, i, ctx_, out_.constants);
+    if (!k) return false;
+    int s = k->input_slot;
     if (slot_kernel_[static_cast<size_t>(s)] >= 0) close(slot_kernel_[static_cast<size_t>(s)]);
-    k.name = fmt::format("n{}_linear_gemv", out_.program.window_kernels.size());
-    out_.program.window_kernels.push_back(k);
+    k->name = fmt::format("n{}_{}", out_.program.window_kernels.size(),
+                          k->kind == WindowKernel::Kind::LinearGemv ? "linear_gemv" : "linear_gemm");
+    out_.program.window_kernels.push_back(std::move(*k));
     out_.program.steps.push_back({Step::Kind::Window, static_cast<int>(out_.program.window_kernels.size()) - 1});
     return true;
   }
 
   bool try_window_kernel(int i) {
-    if (try_linear_gemv(i)) return true;
+    if (try_linear(i)) return true;
     const GraphOp& op = g_.ops[static_cast<size_t>(i)];
     bool conv = op.name == "aten::conv2d", pool = op.name == "aten::max_pool2d";
     if (!conv && !pool) return false;

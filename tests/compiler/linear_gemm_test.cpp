@@ -1,0 +1,84 @@
+// Linear layers as GEMMs against a weight transposed at compile time (run/linear_gemm.h,
+// schedule/plan_linear.h): the transposed copy itself, the GEMM against LibTorch's linear on
+// awkward shapes and strides, and a compiled model whose linears take that path.
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
+
+#include "compiler/backends/cpp/run/linear_gemm.h"
+#include "tests/compiler/compiler_test_support.h"
+#include "tests/test_support.h"
+
+namespace tcprof {
+namespace {
+
+using testing::expect_same_output;
+using testing::inputs_for;
+using testing::sample;
+using testing::strict_cpp;
+
+TEST(LinearGemm, TransposedWeightIsTheTransposeOnEveryTileEdge) {
+  // Sizes around the 16-wide tile: partial tiles on both edges, one row, one column.
+  for (auto [n, k] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {1, 7}, {7, 1}, {16, 16}, {17, 33}, {48, 5}, {100, 70}}) {
+    at::Tensor w = at::randn({n, k});
+    at::Tensor t = transposed_weight(w);
+    EXPECT_TRUE(t.is_contiguous());
+    EXPECT_EQ(t.sizes(), (std::vector<int64_t>{k, n}));
+    EXPECT_TRUE(at::equal(t, w.t())) << n << "x" << k;
+  }
+  // A non-contiguous weight (a slice of a larger one) is read through its strides.
+  at::Tensor big = at::randn({20, 40});
+  at::Tensor w = big.narrow(1, 3, 30);
+  EXPECT_TRUE(at::equal(transposed_weight(w), w.t()));
+}
+
+TEST(LinearGemm, MatchesLibTorchLinearOnAnyLeadingShapeAndStride) {
+  at::NoGradGuard no_grad;
+  at::Tensor w = at::randn({13, 24}), b = at::randn({13});
+  at::Tensor wt = transposed_weight(w);
+  std::vector<at::Tensor> xs = {
+      at::randn({5, 24}),                    // 2-D
+      at::randn({2, 3, 24}),                 // 3-D (a transformer's [B, T, C])
+      at::randn({2, 2, 3, 24}),              // 4-D (ConvNeXt's channels-last [N, H, W, C])
+      at::randn({3, 24, 2}).transpose(1, 2), // strided rows: copied, as LibTorch's reshape does
+      at::randn({0, 24}),                    // no rows
+  };
+  for (const at::Tensor& x : xs) {
+    at::Tensor ours = linear_transposed(x, wt, &b), eager = at::linear(x, w, b);
+    EXPECT_EQ(ours.sizes(), eager.sizes());
+    EXPECT_TRUE(ours.is_contiguous());
+    EXPECT_TRUE(at::allclose(ours, eager, 1e-5, 1e-5)) << x.sizes();
+    EXPECT_TRUE(at::allclose(linear_transposed(x, wt, nullptr), at::linear(x, w), 1e-5, 1e-5)) << x.sizes();
+  }
+  // inf and NaN in the input reach the same outputs (a GEMM, not a rewrite of the arithmetic).
+  at::Tensor x = at::randn({4, 24});
+  x[1][3] = std::numeric_limits<float>::infinity();
+  x[2][0] = std::numeric_limits<float>::quiet_NaN();
+  at::Tensor ours = linear_transposed(x, wt, &b), eager = at::linear(x, w, b);
+  EXPECT_TRUE(at::equal(ours.isnan(), eager.isnan()));
+  EXPECT_TRUE(at::equal(ours.isinf(), eager.isinf()));
+}
+
+// The GPT's linears (on [B, T, C]) are planned as GEMMs against transposed weights; each is timed
+// against LibTorch's linear, and the output is eager's whichever wins.
+TEST(LinearGemm, TransformerLinearsArePlannedAsGemmsAndAutotuned) {
+  at::NoGradGuard no_grad;
+  CompiledModule m(load_model(sample("gpt_tiny")), strict_cpp(), nullptr);
+  for (const char* spec : {"i64[2,16](0,512)", "i64[2,16](0,512)"}) {
+    auto in = inputs_for({spec});
+    expect_same_output(m.call(in), m.call_eager(in));
+  }
+  std::string ir;
+  for (const auto& f : m.frames()) {
+    for (const auto& e : f->entries) ir += e->compiled->report().ir;
+  }
+  EXPECT_NE(ir.find("_linear_gemm: "), std::string::npos) << ir;                     // an autotune line
+  EXPECT_NE(ir.find("LibTorch aten::linear"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("extern aten::linear"), std::string::npos) << ir;                 // none left as a plain call
+}
+
+}  // namespace
+}  // namespace tcprof
