@@ -75,6 +75,7 @@ json explain_json(const CompiledModule& m, const ModelSession& s) {
       if (r.layout) {
         layout = {{"convolutions", r.layout->convolutions}, {"post_ops", r.layout->post_ops},
                   {"blocked_values", r.layout->blocked_values}, {"format", r.layout->format},
+                  {"winograd", r.layout->winograd},
                   {"reorders", r.layout->reorders}};
       }
       graphs.push_back({{"id", entry->compile_label}, {"frame", frame->name},
@@ -148,7 +149,8 @@ std::string layout_text(const LayoutReport& l) {
                                                          text::plural(l.convolutions, "convolution", "convolutions"),
                                                          l.format.empty() ? "plain" : l.format,
                                                          text::plural(l.post_ops, "op", "ops"),
-                                                         text::plural(l.blocked_values, "value", "values")));
+                                                         text::plural(l.blocked_values, "value", "values")) +
+                                                 (l.winograd > 0 ? fmt::format(" · {} through Winograd", l.winograd) : ""));
   const size_t shown = 6;
   for (size_t i = 0; i < l.reorders.size() && i < shown; ++i) s += text::wrap("        reorder: ", l.reorders[i]);
   if (l.reorders.size() > shown) s += fmt::format("        and {} more reorders (--json lists them)\n", l.reorders.size() - shown);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -18,6 +19,7 @@ const char* chain_format_name(ChainFormat f) {
     case ChainFormat::Any: return "oneDNN's choice";
     case ChainFormat::Blocked16: return "nChw16c";
     case ChainFormat::Blocked8: return "nChw8c";
+    case ChainFormat::Blocked16Winograd: return "nChw16c+winograd";
   }
   return "?";
 }
@@ -121,6 +123,19 @@ bool clamps_after(const OnednnConv& c) {
   return c.activation == OnednnConv::Activation::Relu || c.activation == OnednnConv::Activation::Clip;
 }
 
+at::Tensor buffer_for(const memory::desc& md) {
+  return at::empty({static_cast<int64_t>(md.get_size())}, at::TensorOptions().dtype(at::kByte));
+}
+
+// Values Winograd computes as the direct algorithm does, up to rounding: finite and far from
+// overflow (its transforms add and scale up to 36 of them). One vectorised pass (aminmax keeps NaN).
+bool within_winograd_range(const at::Tensor& values) {
+  if (values.numel() == 0) return true;
+  auto [lo, hi] = at::aminmax(values);
+  const float l = lo.item<float>(), h = hi.item<float>();
+  return l > -1e30f && h < 1e30f;  // false for NaN
+}
+
 }  // namespace
 
 struct OnednnConvolution::Impl {
@@ -129,6 +144,18 @@ struct OnednnConvolution::Impl {
   memory::desc dense_src, dense_dst;  // NCHW
   at::Tensor weight;                  // in pd.weights_desc()
   std::optional<at::Tensor> bias;
+  // Winograd: the direct algorithm on the same layouts, built on the first source Winograd must not
+  // take, and what it is built from.
+  bool winograd = false;
+  std::function<dnnl::convolution_forward::primitive_desc(dnnl::algorithm)> make_pd;
+  at::Tensor plain_weight;  // OIHW
+  struct Direct {
+    dnnl::convolution_forward::primitive_desc pd;
+    dnnl::convolution_forward primitive;
+    at::Tensor weight;
+  };
+  std::unique_ptr<Direct> direct;
+  memory::desc plain_weight_md;  // OIHW / GOIHW
   dnnl::stream stream{cpu_engine()};
   // Reorders by (from, to): built on first use, the same pair every call in practice.
   struct CachedReorder {
@@ -149,13 +176,32 @@ struct OnednnConvolution::Impl {
     memory s(from, cpu_engine(), src), d(to, cpu_engine(), dst);
     r->reorder.execute(stream, s, d);
   }
+
+  // The plain weight reordered into the layout `p` computes with.
+  at::Tensor prepack_weight(const dnnl::convolution_forward::primitive_desc& p, const at::Tensor& w) {
+    at::Tensor packed = buffer_for(p.weights_desc());
+    memory from(plain_weight_md, cpu_engine(), w.data_ptr()), to(p.weights_desc(), cpu_engine(), packed.data_ptr());
+    dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), plain_weight_md, cpu_engine(), p.weights_desc()))
+        .execute(stream, from, to);
+    stream.wait();
+    return packed;
+  }
+
+  Direct& direct_fallback() {
+    if (!direct) {
+      auto d = std::make_unique<Direct>();
+      d->pd = make_pd(dnnl::algorithm::convolution_direct);
+      if (d->pd.src_desc() != pd.src_desc() || d->pd.dst_desc() != pd.dst_desc()) {
+        throw std::runtime_error("oneDNN: the direct convolution chose other layouts than Winograd's");
+      }
+      d->primitive = dnnl::convolution_forward(d->pd);
+      d->weight = prepack_weight(d->pd, plain_weight);
+      direct = std::move(d);
+    }
+    return *direct;
+  }
 };
 
-namespace {
-at::Tensor buffer_for(const memory::desc& md) {
-  return at::empty({static_cast<int64_t>(md.get_size())}, at::TensorOptions().dtype(at::kByte));
-}
-}  // namespace
 
 OnednnConvolution::OnednnConvolution(const OnednnConv& c, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                                      ChainFormat format)
@@ -168,7 +214,9 @@ OnednnConvolution::OnednnConvolution(const OnednnConv& c, const at::Tensor& weig
   // PyTorch pads both sides equally and floors the output size, as oneDNN does with equal pads.
   Dims pad_r = pad_l;
   auto layout_for = [&](int64_t channels) {
-    if (format == ChainFormat::Blocked16 && channels % 16 == 0) return tag::nChw16c;
+    if ((format == ChainFormat::Blocked16 || format == ChainFormat::Blocked16Winograd) && channels % 16 == 0) {
+      return tag::nChw16c;
+    }
     if (format == ChainFormat::Blocked8 && channels % 8 == 0) return tag::nChw8c;
     return tag::any;
   };
@@ -188,25 +236,38 @@ OnednnConvolution::OnednnConvolution(const OnednnConv& c, const at::Tensor& weig
   dnnl::primitive_attr attr;
   attr.set_post_ops(ops);
   auto prop = dnnl::prop_kind::forward_inference;
-  auto alg = dnnl::algorithm::convolution_direct;
   impl_ = std::make_unique<Impl>();
-  try {
+  impl_->make_pd = [=](dnnl::algorithm alg) {
 #if DNNL_VERSION_MAJOR >= 3
-    impl_->pd = dnnl::convolution_forward::primitive_desc(cpu_engine(), prop, alg, src_any, w_any, b_md, dst_any, strides,
-                                                          dilates, pad_l, pad_r, attr);
+    return dnnl::convolution_forward::primitive_desc(cpu_engine(), prop, alg, src_any, w_any, b_md, dst_any, strides,
+                                                     dilates, pad_l, pad_r, attr);
 #else
     dnnl::convolution_forward::desc d(prop, alg, src_any, w_any, b_md, dst_any, strides, dilates, pad_l, pad_r);
-    impl_->pd = dnnl::convolution_forward::primitive_desc(d, attr, cpu_engine());
+    return dnnl::convolution_forward::primitive_desc(d, attr, cpu_engine());
 #endif
+  };
+  at::Tensor w = weight.contiguous();
+  impl_->plain_weight_md = memory::desc(wdims, dt::f32, c.groups == 1 ? tag::oihw : tag::goihw);
+  try {
+    // Winograd where it applies (the source layout is then nChw16c either way, so the direct
+    // fallback reads the same buffers); the direct algorithm where this oneDNN has no Winograd.
+    const bool wino = format == ChainFormat::Blocked16Winograd && c.kh == 3 && c.kw == 3 && c.sh == 1 && c.sw == 1 &&
+                      c.dh == 1 && c.dw == 1 && c.groups == 1 && c.c % 16 == 0 && c.oc % 16 == 0 &&
+                      within_winograd_range(w) && (!bias || within_winograd_range(*bias));
+    if (wino) {
+      try {
+        impl_->pd = impl_->make_pd(dnnl::algorithm::convolution_winograd);
+        impl_->winograd = true;
+        impl_->plain_weight = w;
+      } catch (const dnnl::error&) {
+      }
+    }
+    if (!impl_->winograd) impl_->pd = impl_->make_pd(dnnl::algorithm::convolution_direct);
     impl_->primitive = dnnl::convolution_forward(impl_->pd);
     impl_->dense_src = memory::desc(src, dt::f32, tag::nchw);
     impl_->dense_dst = memory::desc(dst, dt::f32, tag::nchw);
     // The weight, once, into the layout the primitive computes with.
-    at::Tensor w = weight.contiguous();
-    memory::desc w_plain(wdims, dt::f32, c.groups == 1 ? tag::oihw : tag::goihw);
-    impl_->weight = buffer_for(impl_->pd.weights_desc());
-    impl_->reorder(w_plain, w.data_ptr(), impl_->pd.weights_desc(), impl_->weight.data_ptr());
-    impl_->stream.wait();
+    impl_->weight = impl_->prepack_weight(impl_->pd, w);
     if (bias) impl_->bias = bias->contiguous();
   } catch (const dnnl::error& e) {
     throw std::runtime_error(std::string("oneDNN: ") + e.what());
@@ -217,6 +278,7 @@ OnednnConvolution::~OnednnConvolution() = default;
 
 std::string OnednnConvolution::input_format() const { return format_of(impl_->pd.src_desc()); }
 std::string OnednnConvolution::output_format() const { return format_of(impl_->pd.dst_desc()); }
+bool OnednnConvolution::winograd() const { return impl_->winograd; }
 
 bool OnednnConvolution::run(const BlockedValue* input_blocked, const at::Tensor* input_dense, BlockedValue* residual_blocked,
                             const at::Tensor* residual_dense, bool residual_owned, BlockedValue* blocked, at::Tensor* dense) {
@@ -259,11 +321,22 @@ bool OnednnConvolution::run(const BlockedValue* input_blocked, const at::Tensor*
   } else {
     out = buffer_for(dst_md);
   }
-  memory src_mem(src_md, cpu_engine(), src), w_mem(m.pd.weights_desc(), cpu_engine(), m.weight.data_ptr()),
+  const dnnl::convolution_forward::primitive_desc* pd = &m.pd;
+  const dnnl::convolution_forward* primitive = &m.primitive;
+  const at::Tensor* weight = &m.weight;
+  if (m.winograd) {
+    m.stream.wait();  // the source's reorder has written it
+    at::Tensor source = at::from_blob(src, {static_cast<int64_t>(src_md.get_size() / sizeof(float))}, at::kFloat);
+    if (!within_winograd_range(source)) {
+      Impl::Direct& d = m.direct_fallback();
+      pd = &d.pd, primitive = &d.primitive, weight = &d.weight;
+    }
+  }
+  memory src_mem(src_md, cpu_engine(), src), w_mem(pd->weights_desc(), cpu_engine(), weight->data_ptr()),
       dst_mem(dst_md, cpu_engine(), out.data_ptr());
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_DST, dst_mem}};
-  if (m.bias) args.emplace(DNNL_ARG_BIAS, memory(m.pd.bias_desc(), cpu_engine(), m.bias->data_ptr()));
-  m.primitive.execute(m.stream, args);
+  if (m.bias) args.emplace(DNNL_ARG_BIAS, memory(pd->bias_desc(), cpu_engine(), m.bias->data_ptr()));
+  primitive->execute(m.stream, args);
   if (clamps_after(c)) {
     // Zero padding of a blocked layout stays zero (clamp keeps 0 for every bound we fuse).
     at::Tensor values = out.view(at::kFloat);
@@ -293,6 +366,7 @@ OnednnConvolution::OnednnConvolution(const OnednnConv& c, const at::Tensor&, con
 OnednnConvolution::~OnednnConvolution() = default;
 std::string OnednnConvolution::input_format() const { return ""; }
 std::string OnednnConvolution::output_format() const { return ""; }
+bool OnednnConvolution::winograd() const { return false; }
 bool OnednnConvolution::run(const BlockedValue*, const at::Tensor*, BlockedValue*, const at::Tensor*, bool, BlockedValue*,
                             at::Tensor*) {
   return false;

@@ -30,9 +30,15 @@ struct BlockedValue {
 // is not always best for the chain as a whole (MobileNetV2 on this Zen 4: nhwc everywhere, 8.8 ms;
 // nChw16c, 8.1 ms), so the autotune phase times the chain with each and keeps the fastest.
 // Blocked16/Blocked8 ask for nChw16c/nChw8c where the channel count is a multiple of the block.
-enum class ChainFormat : uint8_t { Any, Blocked16, Blocked8 };
+// Blocked16Winograd is nChw16c with the 3x3 stride-1 convolutions (16k channels) through oneDNN's
+// Winograd algorithm: a third to half of the multiplications (ResNet18's 3x3 convolutions 2.0 ->
+// 1.0 ms each); its float error against a float64 reference is that of the direct algorithm
+// (tests/compiler/layout_pass_test.cpp). A source with inf, NaN or |x| >= 1e30, which Winograd's
+// transforms would spread over a whole tile (inf - inf) where eager's result has them only in the
+// 3x3 neighbourhood, runs through the direct algorithm instead (checked on every call).
+enum class ChainFormat : uint8_t { Any, Blocked16, Blocked8, Blocked16Winograd };
 const char* chain_format_name(ChainFormat f);
-constexpr int kChainFormats = 3;
+constexpr int kChainFormats = 4;
 
 class OnednnConvolution {
  public:
@@ -54,6 +60,8 @@ class OnednnConvolution {
   // The layouts the primitive chose, e.g. "nChw16c", for the IR record.
   std::string input_format() const;
   std::string output_format() const;
+  // True when the primitive computes with Winograd (ChainFormat::Blocked16Winograd, where it applies).
+  bool winograd() const;
   const OnednnConv& conv() const { return conv_; }
 
  private:

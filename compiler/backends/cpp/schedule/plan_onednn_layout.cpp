@@ -339,6 +339,7 @@ LayoutReport layout_report(const CapturedGraph& g, const std::vector<OnednnConv>
     const OnednnConvolution& p = *primitives[c];
     ++r.convolutions;
     r.post_ops += static_cast<int>(conv.post_ops.size());
+    if (p.winograd()) ++r.winograd;
     if (r.format.empty() && p.output_format() != "nchw") r.format = p.output_format();
     auto entering = [&](int slot, ValueLayout layout, const std::string& want, const char* role) {
       if (layout == ValueLayout::Blocked) {
