@@ -3,7 +3,9 @@
 // sample (every pattern the pass handles, each where it is hardest) and on MobileNetV2 and
 // ResNet18, and what `explain` reports of it. Built without oneDNN's headers, the pass plans
 // nothing and these tests check that convolutions still match eager.
+#include <cmath>
 #include <limits>
+#include <optional>
 
 #include <ATen/core/grad_mode.h>
 #include <nlohmann/json.hpp>
@@ -103,7 +105,35 @@ TEST(LayoutPass, WinogradLeavesSourcesWithInfOrNaNToTheDirectAlgorithm) {
   }
 }
 
-// ResNet18's thirteen 3x3 stride-1 convolutions through Winograd: its logits' error against a
+// Winograd on random shapes (batch, channels, odd sizes, padding 0 or 1, with and without bias)
+// against LibTorch's convolution: every shape it takes must give eager's result within the tolerance.
+TEST(LayoutPass, WinogradMatchesEagerOnRandomShapes) {
+  if (!onednn_layout_enabled()) GTEST_SKIP() << "built without oneDNN's headers";
+  at::NoGradGuard no_grad;
+  at::manual_seed(20261125);
+  int winograd = 0;
+  for (int i = 0; i < 16; ++i) {
+    auto pick = [](std::initializer_list<int64_t> v) { return v.begin()[at::randint(0, static_cast<int64_t>(v.size()), {1}).item<int64_t>()]; };
+    OnednnConv c;
+    c.name = "d0_conv";
+    c.n = pick({1, 2}), c.c = pick({16, 32, 64}), c.oc = pick({16, 48, 64});
+    c.h = at::randint(14, 41, {1}).item<int64_t>(), c.w = at::randint(14, 41, {1}).item<int64_t>();
+    c.kh = c.kw = 3, c.ph = c.pw = pick({0, 1});
+    c.oh = c.h + 2 * c.ph - 2, c.ow = c.w + 2 * c.pw - 2;
+    at::Tensor w = at::randn({c.oc, c.c, 3, 3}) / std::sqrt(9.0 * static_cast<double>(c.c));
+    std::optional<at::Tensor> b;
+    if (i % 2 == 0) b = at::randn({c.oc});
+    OnednnConvolution conv(c, w, b, ChainFormat::Blocked16Winograd);
+    winograd += conv.winograd();
+    at::Tensor x = at::randn({c.n, c.c, c.h, c.w}), y;
+    ASSERT_TRUE(conv.run(nullptr, &x, nullptr, nullptr, false, nullptr, &y));
+    SCOPED_TRACE(::testing::Message() << c.n << "x" << c.c << "x" << c.h << "x" << c.w << " -> " << c.oc << " pad " << c.ph);
+    expect_same_output(y, at::conv2d(x, w, b ? *b : at::Tensor(), 1, c.ph));
+  }
+  EXPECT_GE(winograd, 8);  // the outputs smaller than 14x14 stay direct
+}
+
+// ResNet18's ten 3x3 stride-1 convolutions on 14x14 outputs or more through Winograd: its logits' error against a
 // float64 run of the same model stays of the size of eager's own float32 error (measured: 1.5-1.9e-6
 // against eager's 1.0-1.2e-6; the direct algorithm with folded batch norm, 1.3-1.9e-6).
 TEST(LayoutPass, WinogradIsAsAccurateAsEagerAgainstFloat64) {
@@ -123,7 +153,7 @@ TEST(LayoutPass, WinogradIsAsAccurateAsEagerAgainstFloat64) {
     EXPECT_LE(ours_error, 3 * eager_error + 1e-7) << "call " << call << ": eager's error " << eager_error;
   }
   Layouts l = layouts(m);
-  EXPECT_EQ(l.total.winograd, 13) << l.ir;
+  EXPECT_EQ(l.total.winograd, 4 + 3 + 3) << l.ir;  // layer1 to layer3; layer4's 7x7 ones stay direct
   EXPECT_NE(l.ir.find("-> nChw16c+winograd"), std::string::npos) << l.ir;
 }
 

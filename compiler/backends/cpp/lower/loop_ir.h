@@ -103,7 +103,7 @@ struct WindowKernel {
   int input_slot = -1, output_slot = -1;
   int64_t n = 0, c = 0, h = 0, w = 0, oh = 0, ow = 0;
   int64_t kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
-  int64_t out_features = 0;              // linear: n rows, c in-features (weight_slot: [N, K] for gemv, [K, N] for GEMM)
+  int64_t out_features = 0;              // linear: n rows, c in-features (weight_slot: [N, K]; GEMM: transposed by the runner)
   int weight_slot = -1, bias_slot = -1;  // conv: constant slots (weight [C,1,kh,kw], bias [C])
   float clamp_lo = 0, clamp_hi = 0;      // fused activation (hardtanh) when has_clamp
   bool has_clamp = false;

@@ -129,6 +129,8 @@ at::Tensor buffer_for(const memory::desc& md) {
 
 // Values Winograd computes as the direct algorithm does, up to rounding: finite and far from
 // overflow (its transforms add and scale up to 36 of them). One vectorised pass (aminmax keeps NaN).
+constexpr int64_t kMinWinogradOutput = 14 * 14;
+
 bool within_winograd_range(const at::Tensor& values) {
   if (values.numel() == 0) return true;
   auto [lo, hi] = at::aminmax(values);
@@ -251,8 +253,12 @@ OnednnConvolution::OnednnConvolution(const OnednnConv& c, const at::Tensor& weig
   try {
     // Winograd where it applies (the source layout is then nChw16c either way, so the direct
     // fallback reads the same buffers); the direct algorithm where this oneDNN has no Winograd.
+    // Its weight transform runs at every start and costs ~20 ns per weight here (ResNet18's
+    // 512-channel layers: 50 ms each), while the saving per call grows with the output's size: at
+    // 7x7 outputs it saves 0.5 ms a call for 50 ms of start, so Winograd needs 14x14 or more.
     const bool wino = format == ChainFormat::Blocked16Winograd && c.kh == 3 && c.kw == 3 && c.sh == 1 && c.sw == 1 &&
                       c.dh == 1 && c.dw == 1 && c.groups == 1 && c.c % 16 == 0 && c.oc % 16 == 0 &&
+                      c.oh * c.ow >= kMinWinogradOutput &&
                       within_winograd_range(w) && (!bias || within_winograd_range(*bias));
     if (wino) {
       try {

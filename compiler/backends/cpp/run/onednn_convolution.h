@@ -30,8 +30,8 @@ struct BlockedValue {
 // is not always best for the chain as a whole (MobileNetV2 on this Zen 4: nhwc everywhere, 8.8 ms;
 // nChw16c, 8.1 ms), so the autotune phase times the chain with each and keeps the fastest.
 // Blocked16/Blocked8 ask for nChw16c/nChw8c where the channel count is a multiple of the block.
-// Blocked16Winograd is nChw16c with the 3x3 stride-1 convolutions (16k channels) through oneDNN's
-// Winograd algorithm: a third to half of the multiplications (ResNet18's 3x3 convolutions 2.0 ->
+// Blocked16Winograd is nChw16c with the 3x3 stride-1 convolutions (16k channels, outputs of 14x14
+// or more) through oneDNN's Winograd algorithm: a third to half of the multiplications (ResNet18's 3x3 convolutions 2.0 ->
 // 1.0 ms each); its float error against a float64 reference is that of the direct algorithm
 // (tests/compiler/layout_pass_test.cpp). A source with inf, NaN or |x| >= 1e30, which Winograd's
 // transforms would spread over a whole tile (inf - inf) where eager's result has them only in the

@@ -72,6 +72,9 @@ class ProgramRunner {
   int64_t layout_fallbacks_ = 0;
   bool measuring_ = false;  // autotune runs: not recorded by the profiler
   std::vector<bool> window_uses_extern_;  // per native kernel: autotune chose the LibTorch op
+  // LinearGemm kernels: the weight transposed [K, N], made when the kernel is first measured or run.
+  std::vector<at::Tensor> transposed_weights_;
+  const at::Tensor& transposed_weight_of(size_t k);
   std::vector<std::vector<int>> release_after_;  // per step: slots no later step uses
 };
 

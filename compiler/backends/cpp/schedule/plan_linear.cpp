@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "compiler/backends/cpp/run/linear_gemm.h"
 
 namespace tcprof {
 
@@ -42,7 +41,7 @@ std::optional<WindowKernel> plan_linear(const CapturedGraph& graph, int index, c
     if (x.numel() == 0) return std::nullopt;
     k.kind = WindowKernel::Kind::LinearGemm;
     k.weight_slot = static_cast<int>(constants.size());
-    constants.push_back(transposed_weight(w));
+    constants.push_back(w);  // [N, K]: the runner transposes it once the kernel is measured or chosen
   }
   if (b.isTensor()) {
     k.bias_slot = static_cast<int>(constants.size());

@@ -3,7 +3,10 @@
 //   one row (a classifier at batch 1)  -> LinearGemv: BLAS's matrix-vector product; LibTorch runs
 //                                         it as a one-row GEMM, about half as fast;
 //   more rows                          -> LinearGemm: one GEMM against the weight transposed once
-//                                         at compile time (run/linear_gemm.h).
+//                                         (run/linear_gemm.h), when the autotune phase measures it
+//                                         or keeps it: a weight LibTorch's linear wins with is never
+//                                         copied (a warm start reads the decision and copies only
+//                                         the kept ones).
 #pragma once
 #include <optional>
 #include <vector>
