@@ -74,7 +74,7 @@ std::string describe_program(const CompiledModule& m) {
 }
 
 void count_program(const CompiledModule& m, CaseOutcome& out) {
-  out.kernels = out.window_kernels = out.fused_ops = out.extern_calls = out.fallback_calls = out.attention_kernels = 0;
+  out.kernels = out.window_kernels = out.fused_ops = out.extern_calls = out.fallback_calls = out.attention_kernels = out.linear_gemms = 0;
   for (const auto& frame : m.frames()) {
     for (const auto& entry : frame->entries) {
       const CompileReport& r = entry->compiled->report();
@@ -86,7 +86,10 @@ void count_program(const CompiledModule& m, CaseOutcome& out) {
       for (const auto& h : r.hints) {
         if (h.kind == "fallback_op") ++out.fallback_ops[h.op];
       }
-      for (const auto& k : r.kernel_groups) out.attention_kernels += k.find("attention:") != std::string::npos;
+      for (const auto& k : r.kernel_groups) {
+        out.attention_kernels += k.find("attention:") != std::string::npos;
+        out.linear_gemms += k.find("_linear_gemm:") != std::string::npos;
+      }
     }
   }
 }

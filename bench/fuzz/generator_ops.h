@@ -48,6 +48,7 @@ bool op_inplace(GeneratorState& g, int si);
 bool op_inplace_view(GeneratorState& g, int si);
 bool op_conv2d(GeneratorState& g, int si);
 bool op_attention(GeneratorState& g, int si);
+bool op_linear(GeneratorState& g, int si);
 
 // ---- shared by the ops ------------------------------------------------------------------------
 

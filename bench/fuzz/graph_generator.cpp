@@ -11,18 +11,18 @@ namespace {
 enum Op {
   kUnary, kActivation, kPow, kRounding, kArith, kDiv, kRsub, kMaxMin, kCompare, kWhere, kMaskedFill,
   kLogicalNot, kMulMask, kSoftmax, kLayerNorm, kReduce, kBatchNorm, kContiguous, kTranspose, kPermute,
-  kUnsqueeze, kSlice, kExpand, kReshape, kInPlace, kInPlaceView, kRepeat, kConv2d, kAttention,
+  kUnsqueeze, kSlice, kExpand, kReshape, kInPlace, kInPlaceView, kRepeat, kConv2d, kAttention, kLinear,
 };
-// kConv2d and kAttention last, weighted 0 unless GeneratorOptions::convolutions / ::attention: the
-// other draws stay the same.
-const std::vector<int> kWeights = {10, 10, 4, 2, 14, 4, 2, 4, 4, 4, 4, 1, 2, 4, 4, 5, 3, 2, 3, 2, 2, 3, 2, 3, 4, 2, 2, 0, 0};
-const int kConvWeight = 45, kAttentionWeight = 20;
+// kConv2d, kAttention and kLinear last, weighted 0 unless GeneratorOptions::convolutions /
+// ::attention (which brings linear layers too): the other draws stay the same.
+const std::vector<int> kWeights = {10, 10, 4, 2, 14, 4, 2, 4, 4, 4, 4, 1, 2, 4, 4, 5, 3, 2, 3, 2, 2, 3, 2, 3, 4, 2, 2, 0, 0, 0};
+const int kConvWeight = 45, kAttentionWeight = 20, kLinearWeight = 15;
 
 class Generator {
  public:
   Generator(uint64_t seed, const GeneratorOptions& options) : g_(seed, options), weights_(kWeights) {
     if (options.convolutions) weights_[kConv2d] = kConvWeight;
-    if (options.attention) weights_[kAttention] = kAttentionWeight;
+    if (options.attention) weights_[kAttention] = kAttentionWeight, weights_[kLinear] = kLinearWeight;
   }
 
   FuzzCase run() {
@@ -135,6 +135,7 @@ class Generator {
       case kRepeat: return g_.repeat_statement();
       case kConv2d: return op_conv2d(g_, s);
       case kAttention: return op_attention(g_, s);
+      case kLinear: return op_linear(g_, s);
     }
     return false;
   }

@@ -40,8 +40,8 @@ struct GeneratorOptions {
   // Convolutions (the layout pass: oneDNN chains, post-ops, residual adds) over mostly 4-D main
   // inputs. Off by default, so that every earlier seed still generates the same case.
   bool convolutions = false;
-  // Self-attention (matmul, scale, constant mask, softmax, matmul: the attention kernel), on the
-  // same terms.
+  // Self-attention (matmul, scale, constant mask, softmax, matmul: the attention kernel) and
+  // linear layers with constant weights (GEMMs against transposed weights), on the same terms.
   bool attention = false;
 };
 

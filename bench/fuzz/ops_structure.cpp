@@ -187,6 +187,25 @@ bool op_conv2d(GeneratorState& g, int si) {
   return emit(g, e, v, "conv2d", {si});
 }
 
+// linear over the last dim (a transformer's projections: constant weight, bias or not), on any
+// rank and stride; the weight is scaled by 1/K so values keep their magnitude.
+bool op_linear(GeneratorState& g, int si) {
+  const Var s = var(g, si);
+  if (!is_float(s.dtype) || s.shape.empty() || s.shape.back().sym != 0 || s.shape.back().size < 1) return false;
+  const int64_t k = s.shape.back().size, n = g.choose<int64_t>({1, 3, 8, 17, 32});
+  const int wi = g.new_param({Dim{n, 0}, Dim{k, 0}}, s.dtype, false);
+  g.fuzz_case().params.back().recipe.scale = 1.0 / static_cast<double>(k);
+  g.vars()[static_cast<size_t>(wi)].bound = kNormalBound / static_cast<double>(k);
+  std::string bias = "None";
+  if (g.chance(0.6)) bias = var(g, g.new_param({Dim{n, 0}}, s.dtype, false)).name;
+  std::string e = fmt::format("torch.linear({}, {}, {})", s.name, var(g, wi).name, bias);  // aten::linear
+  Var v = like(s, s.dtype, s.bound * kNormalBound + (bias != "None" ? kNormalBound : 0), false);
+  v.shape.back() = Dim{n, 0};
+  v.contiguous = true;
+  v.dependence = std::max(s.dependence, Dependence::Reduction);
+  return emit(g, e, v, "linear", {si});
+}
+
 // Self-attention over the last two dims (q = k = v = the subject): matmul, a scale that keeps the
 // scores O(1) (a multiply or a divide), sometimes a constant mask keeping one range of keys per
 // row (causal with an offset, a band, key padding), softmax, matmul: the fused attention kernel's

@@ -112,13 +112,15 @@ TEST(FuzzRandomGraphs, ConvolutionCasesMatchEager) {
   EXPECT_GT(s.op_counts["conv2d"], 40) << coverage_text(s);
 }
 
-// Self-attention among the random ops (fuzz_graphs --attention): the attention kernel on random
-// ranks, lengths, head sizes, strides, masks and values (NaN and infinities included).
+// Self-attention and linear layers among the random ops (fuzz_graphs --attention): the attention
+// kernel on random ranks, lengths, head sizes, strides, masks and values (NaN and infinities
+// included), and linears as GEMMs against transposed weights on random ranks and strides.
 TEST(FuzzRandomGraphs, AttentionCasesMatchEager) {
   FuzzSummary s = short_run(20261130, 60, false, false, true);
   expect_clean(s);
   EXPECT_GT(s.op_counts["attention"], 30) << coverage_text(s);
   EXPECT_GT(s.attention_kernels, 15) << coverage_text(s);
+  EXPECT_GT(s.linear_gemms, 10) << coverage_text(s);
 }
 
 TEST(FuzzRandomGraphs, TheConvolutionOptionChangesTheCases) {
