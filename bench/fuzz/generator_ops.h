@@ -74,9 +74,14 @@ inline bool within_cap(ST dtype, double bound) {
 }
 
 // Emits a compute statement unless its values would outgrow the cap.
+// Results stay under 16M elements at their largest dynamic size: a broadcast of [11454, 1] against
+// [12 * 11454] (seed 20261207, case 185123043623700) made 1.6G elements and the process was killed
+// for memory before any call was compared.
+constexpr int64_t kMaxResultElements = int64_t{1} << 24;
+
 inline bool emit(GeneratorState& g, const std::string& expr, const Var& v, const std::string& label,
                  const std::vector<int>& reads) {
-  if (!within_cap(v.dtype, v.bound)) return false;
+  if (!within_cap(v.dtype, v.bound) || numel_estimate(v.shape) > kMaxResultElements) return false;
   g.emit_compute(expr, v, label, reads);
   return true;
 }

@@ -127,10 +127,11 @@ at::Tensor buffer_for(const memory::desc& md) {
   return at::empty({static_cast<int64_t>(md.get_size())}, at::TensorOptions().dtype(at::kByte));
 }
 
-// Values Winograd computes as the direct algorithm does, up to rounding: finite and far from
-// overflow (its transforms add and scale up to 36 of them). One vectorised pass (aminmax keeps NaN).
+// Winograd only for outputs of 14x14 or more (see the constructor).
 constexpr int64_t kMinWinogradOutput = 14 * 14;
 
+// Values Winograd computes as the direct algorithm does, up to rounding: finite and far from
+// overflow (its transforms add and scale up to 36 of them). One vectorised pass (aminmax keeps NaN).
 bool within_winograd_range(const at::Tensor& values) {
   if (values.numel() == 0) return true;
   auto [lo, hi] = at::aminmax(values);
@@ -203,7 +204,6 @@ struct OnednnConvolution::Impl {
     return *direct;
   }
 };
-
 
 OnednnConvolution::OnednnConvolution(const OnednnConv& c, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                                      ChainFormat format)
