@@ -452,9 +452,8 @@ std::vector<std::string> ProgramRunner::use_autotune(const std::vector<AutotuneC
 
 std::string ProgramRunner::window_signature(const WindowKernel& k) const {
   auto shape = [&](int constant) {
-    return constant < 0 || !program_.constants[static_cast<size_t>(constant)].defined()
-               ? std::string("-")
-               : fmt::format("{}", fmt::join(program_.constants[static_cast<size_t>(constant)].sizes(), "x"));
+    return constant < 0 ? std::string("-")
+                        : fmt::format("{}", fmt::join(program_.constants[static_cast<size_t>(constant)].sizes(), "x"));
   };
   std::string out = fmt::format("{} {} {} | {} {} {} {} {} {} | {} {} {} {} {} {} {} {} | {} {} | {} {} {}", static_cast<int>(k.kind),
                                 graph_.ops[static_cast<size_t>(k.op)].name,

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-
 namespace tcprof {
 
 std::optional<WindowKernel> plan_linear(const CapturedGraph& graph, int index, const LowerContext& ctx,
