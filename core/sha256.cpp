@@ -5,6 +5,12 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <vector>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
 
 #include <fmt/format.h>
 
@@ -25,50 +31,22 @@ constexpr uint32_t kRound[64] = {
 
 uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
-class Sha256 {
- public:
-  void update(const unsigned char* data, size_t n) {
-    total_ += n;
-    while (n > 0) {
-      size_t take = std::min(n, sizeof block_ - used_);
-      std::memcpy(block_ + used_, data, take);
-      used_ += take;
-      data += take;
-      n -= take;
-      if (used_ == sizeof block_) {
-        compress();
-        used_ = 0;
-      }
-    }
-  }
+using CompressFn = void (*)(uint32_t* h, const unsigned char* blocks, size_t count);
 
-  std::string hex() {
-    uint64_t bits = total_ * 8;
-    unsigned char pad = 0x80;
-    update(&pad, 1);
-    unsigned char zero = 0;
-    while (used_ != 56) update(&zero, 1);
-    unsigned char len[8];
-    for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(bits >> (56 - 8 * i));
-    update(len, 8);
-    std::string out;
-    for (uint32_t v : h_) out += fmt::format("{:08x}", v);
-    return out;
-  }
-
- private:
-  void compress() {
+// The specification's compression function, one 64-byte block after another.
+void compress_portable(uint32_t* hv, const unsigned char* p, size_t count) {
+  for (; count > 0; --count, p += 64) {
     uint32_t w[64];
     for (int i = 0; i < 16; ++i) {
-      w[i] = (uint32_t{block_[4 * i]} << 24) | (uint32_t{block_[4 * i + 1]} << 16) |
-             (uint32_t{block_[4 * i + 2]} << 8) | uint32_t{block_[4 * i + 3]};
+      w[i] = (uint32_t{p[4 * i]} << 24) | (uint32_t{p[4 * i + 1]} << 16) | (uint32_t{p[4 * i + 2]} << 8) |
+             uint32_t{p[4 * i + 3]};
     }
     for (int i = 16; i < 64; ++i) {
       uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
       uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
       w[i] = w[i - 16] + s0 + w[i - 7] + s1;
     }
-    uint32_t a = h_[0], b = h_[1], c = h_[2], d = h_[3], e = h_[4], f = h_[5], g = h_[6], h = h_[7];
+    uint32_t a = hv[0], b = hv[1], c = hv[2], d = hv[3], e = hv[4], f = hv[5], g = hv[6], h = hv[7];
     for (int i = 0; i < 64; ++i) {
       uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + kRound[i] + w[i];
       uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
@@ -81,10 +59,96 @@ class Sha256 {
       b = a;
       a = t1 + t2;
     }
-    h_[0] += a; h_[1] += b; h_[2] += c; h_[3] += d;
-    h_[4] += e; h_[5] += f; h_[6] += g; h_[7] += h;
+    hv[0] += a; hv[1] += b; hv[2] += c; hv[3] += d;
+    hv[4] += e; hv[5] += f; hv[6] += g; hv[7] += h;
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// The x86 SHA extensions (Intel Goldmont and Ice Lake on, AMD Zen): about 4x the portable code.
+// A model file is hashed on every run, and ViT-B's 346 MB took 1.0 s in the portable code.
+// The state lives as two vectors, ABEF and CDGH, the order sha256rnds2 takes it in.
+__attribute__((target("sha,sse4.1"))) void compress_sha_ni(uint32_t* hv, const unsigned char* p, size_t count) {
+  const __m128i byte_swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+  __m128i dcba = _mm_loadu_si128(reinterpret_cast<const __m128i*>(hv));
+  __m128i hgfe = _mm_loadu_si128(reinterpret_cast<const __m128i*>(hv + 4));
+  __m128i cdab = _mm_shuffle_epi32(dcba, 0xB1);
+  __m128i efgh = _mm_shuffle_epi32(hgfe, 0x1B);
+  __m128i abef = _mm_alignr_epi8(cdab, efgh, 8);
+  __m128i cdgh = _mm_blend_epi16(efgh, cdab, 0xF0);
+  for (; count > 0; --count, p += 64) {
+    const __m128i abef_in = abef, cdgh_in = cdgh;
+    __m128i w[16];  // the schedule, four words a vector
+    for (int i = 0; i < 16; ++i) {
+      if (i < 4) {
+        w[i] = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i)), byte_swap);
+      } else {
+        // W[t..t+3] = sigma1 terms (msg2) over W[t-16] + sigma0(W[t-15]) (msg1) + W[t-7..t-4].
+        __m128i t = _mm_add_epi32(_mm_sha256msg1_epu32(w[i - 4], w[i - 3]), _mm_alignr_epi8(w[i - 1], w[i - 2], 4));
+        w[i] = _mm_sha256msg2_epu32(t, w[i - 1]);
+      }
+      __m128i msg = _mm_add_epi32(w[i], _mm_loadu_si128(reinterpret_cast<const __m128i*>(kRound + 4 * i)));
+      cdgh = _mm_sha256rnds2_epu32(cdgh, abef, msg);
+      abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(msg, 0x0E));
+    }
+    abef = _mm_add_epi32(abef, abef_in);
+    cdgh = _mm_add_epi32(cdgh, cdgh_in);
+  }
+  __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
+  __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(hv), _mm_blend_epi16(feba, dchg, 0xF0));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(hv + 4), _mm_alignr_epi8(dchg, feba, 8));
+}
+
+bool cpu_has_sha_ni() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_SSE4_1) || !(c & bit_SSSE3)) return false;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  return (b & bit_SHA) != 0;
+}
+#endif
+
+CompressFn best_compress() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (cpu_has_sha_ni()) return compress_sha_ni;
+#endif
+  return compress_portable;
+}
+
+class Sha256 {
+ public:
+  explicit Sha256(CompressFn compress) : compress_(compress) {}
+
+  void update(const unsigned char* data, size_t n) {
+    total_ += n;
+    if (used_ > 0) {
+      size_t take = std::min(n, sizeof block_ - used_);
+      std::memcpy(block_ + used_, data, take);
+      used_ += take;
+      data += take;
+      n -= take;
+      if (used_ < sizeof block_) return;
+      compress_(h_.data(), block_, 1);
+      used_ = 0;
+    }
+    compress_(h_.data(), data, n / 64);  // whole blocks straight from the caller's buffer
+    std::memcpy(block_, data + n / 64 * 64, n % 64);
+    used_ = n % 64;
   }
 
+  std::string hex() {
+    uint64_t bits = total_ * 8;
+    unsigned char tail[128] = {0x80};
+    size_t pad = (used_ < 56 ? 56 : 120) - used_;
+    for (int i = 0; i < 8; ++i) tail[pad + i] = static_cast<unsigned char>(bits >> (56 - 8 * i));
+    update(tail, pad + 8);
+    std::string out;
+    for (uint32_t v : h_) out += fmt::format("{:08x}", v);
+    return out;
+  }
+
+ private:
+  CompressFn compress_;
   std::array<uint32_t, 8> h_ = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
   unsigned char block_[64] = {};
@@ -92,22 +156,33 @@ class Sha256 {
   uint64_t total_ = 0;
 };
 
+const CompressFn kCompress = best_compress();
+
 }  // namespace
 
 std::string sha256_hex(const std::string& data) {
-  Sha256 s;
+  Sha256 s(kCompress);
   s.update(reinterpret_cast<const unsigned char*>(data.data()), data.size());
   return s.hex();
 }
 
+std::string sha256_hex_portable(const std::string& data) {
+  Sha256 s(compress_portable);
+  s.update(reinterpret_cast<const unsigned char*>(data.data()), data.size());
+  return s.hex();
+}
+
+bool sha256_uses_cpu_instructions() { return kCompress != compress_portable; }
+
 std::string sha256_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::Input, fmt::format("cannot read '{}'", path));
-  Sha256 s;
-  char buf[1 << 16];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    s.update(reinterpret_cast<const unsigned char*>(buf), static_cast<size_t>(in.gcount()));
+  Sha256 s(kCompress);
+  std::vector<char> buf(1 << 20);  // 1 MiB reads: the hash, not the stream, sets the pace
+  while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
+    s.update(reinterpret_cast<const unsigned char*>(buf.data()), static_cast<size_t>(in.gcount()));
   }
+  if (in.bad()) throw Error(ErrorKind::Input, fmt::format("cannot read '{}': a read failed part way", path));
   return s.hex();
 }
 

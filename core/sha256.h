@@ -8,4 +8,9 @@ namespace tcprof {
 std::string sha256_file(const std::string& path);
 std::string sha256_hex(const std::string& data);
 
+// The specification's code path, whatever the CPU offers: for tests that compare the two.
+std::string sha256_hex_portable(const std::string& data);
+// True where the CPU's SHA instructions compute the hashes (x86 SHA-NI).
+bool sha256_uses_cpu_instructions();
+
 }  // namespace tcprof
