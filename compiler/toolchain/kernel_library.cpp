@@ -16,10 +16,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
+
+#include <fmt/format.h>
 
 #include "compiler/toolchain/cache_files.h"
 #include "compiler/toolchain/child_process.h"
@@ -79,39 +82,68 @@ std::string not_found_message(const std::string& compiler) {
          "' not found: install g++ (apt-get install g++) or set TCPROF_CXX";
 }
 
+// A compiler's --version line, kept in the cache under the identity of its executable (path,
+// device, inode, size, times): an upgrade replaces the file and so misses. Starting the compiler
+// costs a fork of tcprof, 60-80 ms once a model of ViT-B's size is loaded, which a warm start
+// would otherwise pay for one line it already knows.
+std::string version_file(const std::string& cache_dir, const std::string& program,
+                         const std::vector<std::string>& words) {
+  struct stat st;
+  if (cache_dir.empty() || ::stat(program.c_str(), &st) != 0) return "";
+  std::string material = fmt::format("{}\n{} {} {} {}.{} {}.{}", program, st.st_dev, st.st_ino, st.st_size,
+                                     st.st_mtim.tv_sec, st.st_mtim.tv_nsec, st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+  for (const auto& w : words) material += "\n" + w;
+  return cache_dir + "/compilers/" + sha256_hex(material).substr(0, 32) + ".version";
+}
+
 // The compiler's identity for the cache key: resolved path, leading words, first --version line.
-// Computed once per process per compiler string.
-std::string compiler_identity(const std::string& compiler, const std::vector<std::string>& words) {
+// Computed once per process per compiler string and cache, and read from the cache when it holds it.
+std::string compiler_identity(const std::string& compiler, const std::vector<std::string>& words,
+                              const std::string& cache_dir) {
   static std::mutex mu;
   static std::map<std::string, std::string> cache;
   std::lock_guard<std::mutex> lock(mu);
-  auto it = cache.find(compiler);
+  const std::string memo_key = compiler + "\n" + cache_dir;
+  auto it = cache.find(memo_key);
   if (it != cache.end()) return it->second;
 
   std::string program = resolve_program(words.at(0));
   if (program.empty()) {
     throw KernelLibraryError(not_found_message(compiler), "searched PATH=" + env("PATH"));
   }
-  std::vector<std::string> argv = words;
-  argv[0] = program;
-  argv.push_back("--version");
-  ProcessOptions options;
-  options.timeout_s = 60;
-  ProcessResult r = run_process(argv, options);
-  if (r.spawn_errno != 0) {
-    throw KernelLibraryError("C++ compiler '" + compiler + "' (" + program +
-                                 ") cannot be started: " + std::strerror(r.spawn_errno),
-                             "");
-  }
-  if (r.timed_out || !WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) {
-    throw KernelLibraryError(
-        "C++ compiler '" + compiler + "' (" + program + ") failed to run '--version'", r.output);
-  }
-  std::string version = r.output.substr(0, r.output.find('\n'));
   std::string identity = program;
   for (size_t i = 1; i < words.size(); ++i) identity += " " + words[i];
+  const std::string known = version_file(cache_dir, program, words);
+  std::string version;
+  if (!known.empty()) std::getline(std::ifstream(known), version);
+  if (version.empty()) {
+    std::vector<std::string> argv = words;
+    argv[0] = program;
+    argv.push_back("--version");
+    ProcessOptions options;
+    options.timeout_s = 60;
+    ProcessResult r = run_process(argv, options);
+    if (r.spawn_errno != 0) {
+      throw KernelLibraryError("C++ compiler '" + compiler + "' (" + program +
+                                   ") cannot be started: " + std::strerror(r.spawn_errno),
+                               "");
+    }
+    if (r.timed_out || !WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) {
+      throw KernelLibraryError(
+          "C++ compiler '" + compiler + "' (" + program + ") failed to run '--version'", r.output);
+    }
+    version = r.output.substr(0, r.output.find('\n'));
+    if (!known.empty() && !version.empty()) {
+      try {
+        ensure_dir(fs::path(known).parent_path().string());
+        write_file_atomic(known, version + "\n");
+      } catch (const KernelLibraryError& e) {  // a read-only cache still compiles, only slower
+        log(LogChannel::OutputCode, "kernel cache: compiler version not kept: {}", e.what());
+      }
+    }
+  }
   identity += "\n" + version;
-  cache.emplace(compiler, identity);
+  cache.emplace(memo_key, identity);
   return identity;
 }
 
@@ -260,14 +292,14 @@ KernelLibraryResult KernelLibraryBuilder::compile(const std::string& source) {
     material += "\n" + std::to_string(part.size()) + ":";
     material += part;
   };
-  add(compiler_identity(compiler_, compiler_words_));
+  prepare_cache_dir();
+  add(compiler_identity(compiler_, compiler_words_, cache_dir_));
   add(std::to_string(flags_.size()));
   for (const auto& f : flags_) add(f);
   add(source);
   std::string key = sha256_hex(material);
   std::string so_path = cache_dir_ + "/kernels/" + key.substr(0, 2) + "/" + key + ".so";
 
-  prepare_cache_dir();
   std::shared_ptr<Slot> slot = slot_for(so_path);
   std::lock_guard<std::mutex> lock(slot->mu);
   if (auto library = slot->library.lock()) {

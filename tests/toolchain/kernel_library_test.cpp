@@ -126,6 +126,54 @@ TEST(KernelLibraryBuilder, CachedLibraryOnDiskIsLoadedWithoutRunningTheCompiler)
   EXPECT_EQ(compile_count(dir), 1);  // no compiler ran
 }
 
+// A compiler whose --version prints `version` and is logged to `calls`, then runs the system c++.
+std::string versioned_compiler(const TempDir& dir, const std::string& version) {
+  std::string script = dir.file("versioned-c++");
+  write_script(script, "case \"$*\" in *--version*) echo version >> '" + dir.file("calls") + "'; echo '" + version +
+                           "'; exit 0 ;; esac\nexec c++ \"$@\"\n");
+  return script;
+}
+
+// The compiler's --version line is kept in the cache, so a warm start does not start the compiler
+// (a fork of a process holding a large model) just to learn it; a changed compiler file misses.
+TEST(KernelLibraryBuilder, WarmStartReadsTheCompilerVersionFromTheCache) {
+  TempDir dir;
+  auto options = options_in(dir);
+  options.compiler = versioned_compiler(dir, "tcc 1.0");
+  std::string key;
+  {
+    KernelLibraryBuilder compiler(options);
+    key = compiler.compile(kAddSource).key;
+  }
+  ASSERT_EQ(compile_count(dir), 1);  // the one --version line
+  ASSERT_EQ(files_containing(fs::path(options.cache_dir) / "compilers", ".version").size(), 1u);
+
+  // Another process on a copy of the cache (a new folder: this process remembers the first).
+  auto copy = options;
+  copy.cache_dir = dir.file("copy");
+  fs::copy(options.cache_dir, copy.cache_dir, fs::copy_options::recursive);
+  {
+    KernelLibraryBuilder warm(copy);
+    KernelLibraryResult r = warm.compile(kAddSource);
+    EXPECT_TRUE(r.cache_hit);
+    EXPECT_EQ(r.key, key);
+  }
+  EXPECT_EQ(compile_count(dir), 1);  // no --version run, no compile
+
+  // An upgraded compiler (a new file in its place) is asked again, and its kernels are new keys.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  fs::remove(options.compiler);
+  versioned_compiler(dir, "tcc 2.0");
+  auto upgraded = options;
+  upgraded.cache_dir = dir.file("upgraded");
+  fs::copy(options.cache_dir, upgraded.cache_dir, fs::copy_options::recursive);
+  KernelLibraryBuilder after(upgraded);
+  KernelLibraryResult r = after.compile(kAddSource);
+  EXPECT_FALSE(r.cache_hit);
+  EXPECT_NE(r.key, key);
+  EXPECT_EQ(testing::read_file(dir.file("calls")), "version\nversion\n");
+}
+
 TEST(KernelLibraryBuilder, FlagsArePartOfTheKey) {
   TempDir dir;
   const char* source = R"(
