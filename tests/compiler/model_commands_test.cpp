@@ -100,6 +100,10 @@ TEST(BenchCommand, JsonHasTheContractKeys) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   EXPECT_GT(j["eager_ms"].get<double>(), 0);
+  // The warm start's time beyond the one eager forward its capture runs (that forward is the call's
+  // own work; the rest is compiling from the cache).
+  EXPECT_NEAR(j["warm_beyond_eager_s"].get<double>(),
+              j["warm_compile_s"].get<double>() - j["eager_ms"].get<double>() / 1e3, 1e-9);
   EXPECT_TRUE(j["baselines"].contains("torchscript_optimized")) << r.output;
   EXPECT_EQ(j["threads"], 1);
   // The machine's load around the timings, and whether it was quiet enough to trust them.
