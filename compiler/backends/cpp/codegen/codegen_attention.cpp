@@ -28,7 +28,7 @@ const char* kVectorHelpers = R"HELPERS(#ifndef TC_ATTENTION_HELPERS
 typedef float tc_f8 __attribute__((vector_size(32), __may_alias__));
 static inline tc_f8 tc_load8(const float* p) { return *reinterpret_cast<const tc_f8*>(p); }
 static inline void tc_store8(float* p, tc_f8 v) { *reinterpret_cast<tc_f8*>(p) = v; }
-static inline tc_f8 tc_splat8(float x) { return tc_f8{} + x; }
+static inline tc_f8 tc_splat8(float x) { return tc_f8{x, x, x, x, x, x, x, x}; }  // one vbroadcastss (tc_f8{} + x adds first)
 static inline tc_f8 tc_fma8(tc_f8 a, tc_f8 b, tc_f8 c) { return __builtin_ia32_vfmaddps256(a, b, c); }
 #elif defined(__AVX2__) && defined(__FMA__)
 #define TC_VEC8 1
