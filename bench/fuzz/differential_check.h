@@ -98,7 +98,7 @@ struct CaseOutcome {
   int compiled_backwards = 0;     // gradient mode: graphs whose backward ran compiled
   int unstable_eager = 0;         // gradient mode: eager reruns that differed from eager's first run
   int attention_kernels = 0;      // graphs' attention kernels (plan_attention.h)
-  int linear_gemms = 0;           // linears planned as GEMMs against a transposed weight (plan_linear.h)
+  int linear_gemms = 0;           // linears run as GEMMs against a prepared weight (kept by the autotune)
   std::map<std::string, int> fallback_ops;  // ops the backend left to LibTorch (not by design)
 };
 const char* status_name(CaseOutcome::Status status);

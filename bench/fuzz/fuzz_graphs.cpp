@@ -9,7 +9,7 @@
 // --in-process runs them all in this process (for a debugger). --conv adds convolutions over mostly
 // 4-D inputs (the layout pass's oneDNN chains with their post-ops and residual adds); --attention
 // adds self-attention with and without constant masks (the attention kernel) and linear layers
-// (GEMMs against transposed weights).
+// (GEMMs against prepared weights).
 // Prints a summary line; exits 1 when a compiled result differs from eager (a mismatch) or the
 // compiled module fails where eager does not (an error), 2 on a usage error.
 #include <cstdlib>

@@ -41,7 +41,7 @@ struct GeneratorOptions {
   // inputs. Off by default, so that every earlier seed still generates the same case.
   bool convolutions = false;
   // Self-attention (matmul, scale, constant mask, softmax, matmul: the attention kernel) and
-  // linear layers with constant weights (GEMMs against transposed weights), on the same terms.
+  // linear layers with constant weights (GEMMs against prepared weights), on the same terms.
   bool attention = false;
 };
 

@@ -1,6 +1,7 @@
-// Linear layers as GEMMs against a weight transposed at compile time (run/linear_gemm.h,
-// schedule/plan_linear.h): the transposed copy itself, the GEMM against LibTorch's linear on
-// awkward shapes and strides, and a compiled model whose linears take that path.
+// Linear layers as GEMMs against a weight prepared at compile time (run/linear_gemm.h,
+// run/onednn_linear.h, schedule/plan_linear.h): the transposed copy itself, both GEMMs (oneDNN's
+// over a packed weight, OpenBLAS's over a transposed one) against LibTorch's linear on awkward
+// shapes and strides, and a compiled model whose linears take that path.
 #include <limits>
 #include <utility>
 #include <vector>
@@ -9,6 +10,8 @@
 #include <ATen/core/grad_mode.h>
 
 #include "compiler/backends/cpp/run/linear_gemm.h"
+#include "compiler/backends/cpp/run/onednn_convolution.h"
+#include "compiler/backends/cpp/run/onednn_linear.h"
 #include "tests/compiler/compiler_test_support.h"
 #include "tests/test_support.h"
 
@@ -62,7 +65,45 @@ TEST(LinearGemm, MatchesLibTorchLinearOnAnyLeadingShapeAndStride) {
   EXPECT_TRUE(at::equal(ours.isinf(), eager.isinf()));
 }
 
-// The GPT's linears (on [B, T, C]) are planned as GEMMs against transposed weights; each is timed
+// oneDNN's matmul over the packed weight: every leading shape and stride, row counts other than the
+// compiled one (their own primitives over the same packed weight), no rows, no bias, and shapes off
+// every kernel block (K and N of 1, 17, 1000), against LibTorch's linear.
+TEST(LinearGemm, OnednnMatmulMatchesLibTorchLinear) {
+  if (!onednn_layout_enabled()) GTEST_SKIP() << "built without oneDNN, or TCPROF_ONEDNN=0";
+  at::NoGradGuard no_grad;
+  for (auto [n, k] : std::vector<std::pair<int64_t, int64_t>>{{13, 24}, {1, 17}, {17, 1}, {1000, 70}, {64, 256}}) {
+    at::Tensor w = at::randn({n, k}), b = at::randn({n});
+    OnednnLinear with_bias(w, &b, 6), without(w, nullptr, 6);
+    std::vector<at::Tensor> xs = {
+        at::randn({6, k}),                     // the compiled rows
+        at::randn({2, 3, k}),                  // the same rows as [B, T, C]
+        at::randn({2, 2, 5, k}),               // other rows: another primitive
+        at::randn({3, k, 2}).transpose(1, 2),  // strided rows
+        at::randn({0, k}),                     // no rows
+        at::randn({1, k}),                     // one row
+    };
+    for (const at::Tensor& x : xs) {
+      at::Tensor ours = with_bias(x), eager = at::linear(x, w, b);
+      EXPECT_EQ(ours.sizes(), eager.sizes());
+      EXPECT_TRUE(ours.is_contiguous());
+      EXPECT_TRUE(at::allclose(ours, eager, 1e-4, 1e-5)) << n << "x" << k << " on " << x.sizes();
+      EXPECT_TRUE(at::allclose(without(x), at::linear(x, w), 1e-4, 1e-5)) << n << "x" << k << " on " << x.sizes();
+    }
+  }
+  // inf and NaN in the input reach the same outputs.
+  at::Tensor w = at::randn({13, 24}), b = at::randn({13});
+  OnednnLinear linear(w, &b, 4);
+  at::Tensor x = at::randn({4, 24});
+  x[1][3] = std::numeric_limits<float>::infinity();
+  x[2][0] = std::numeric_limits<float>::quiet_NaN();
+  at::Tensor ours = linear(x), eager = at::linear(x, w, b);
+  EXPECT_TRUE(at::equal(ours.isnan(), eager.isnan()));
+  EXPECT_TRUE(at::equal(ours.isinf(), eager.isinf()));
+  // A prepared linear takes oneDNN's GEMM where it can.
+  EXPECT_STREQ(PreparedLinear(w, &b, 4).method(), "onednn");
+}
+
+// The GPT's linears (on [B, T, C]) are planned as GEMMs against prepared weights; each is timed
 // against LibTorch's linear, and the output is eager's whichever wins.
 TEST(LinearGemm, TransformerLinearsArePlannedAsGemmsAndAutotuned) {
   at::NoGradGuard no_grad;

@@ -114,7 +114,7 @@ TEST(FuzzRandomGraphs, ConvolutionCasesMatchEager) {
 
 // Self-attention and linear layers among the random ops (fuzz_graphs --attention): the attention
 // kernel on random ranks, lengths, head sizes, strides, masks and values (NaN and infinities
-// included), and linears as GEMMs against transposed weights on random ranks and strides.
+// included), and linears as GEMMs against prepared weights (oneDNN's) on random ranks and strides.
 TEST(FuzzRandomGraphs, AttentionCasesMatchEager) {
   FuzzSummary s = short_run(20261130, 60, false, false, true);
   expect_clean(s);

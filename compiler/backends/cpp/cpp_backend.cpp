@@ -400,6 +400,13 @@ class CppBackend : public Backend {
   std::string autotune(ProgramRunner& runner, const std::string& source, const std::vector<c10::IValue>& examples,
                        const SymBindings& bindings) {
     if (runner.direct_kernels() == 0) return "";
+    // TCPROF_AUTOTUNE=kernels: every direct kernel over LibTorch's op, untimed, so that a
+    // differential test (fuzz_graphs) checks the kernels whatever this machine's timings.
+    const char* forced = std::getenv("TCPROF_AUTOTUNE");
+    if (forced != nullptr && std::string(forced) == "kernels") {
+      std::vector<AutotuneChoice> all(runner.direct_kernels(), AutotuneChoice{true, 0, 0, false});
+      return fmt::format("\nautotune (TCPROF_AUTOTUNE=kernels, untimed):\n{}\n", fmt::join(runner.use_autotune(all), "\n"));
+    }
     bool cached = false;
     std::vector<AutotuneChoice> choices =
         cached_or_measured(fmt::format("{}\n{}", runner.autotune_signature(), source), runner.direct_kernels(),

@@ -91,7 +91,7 @@ struct WindowKernel {
   // MkldnnConv: oneDNN with the weight reordered once at compile time (eager reorders it on
   // every call; for deep layers that reorder is a quarter of the convolution).
   // LinearGemv / LinearGemm: a linear with constant weights as BLAS's matrix-vector product (one
-  // row) or one GEMM against the weight transposed at compile time (schedule/plan_linear.h).
+  // row) or one GEMM against the weight prepared once by the runner (schedule/plan_linear.h).
   // Attention: matmul(q, kT) [* or / scale] [masked_fill(constant mask, -inf)] softmax(-1)
   // matmul(., v) as one kernel over blocks of query rows (schedule/plan_attention.h): the scores
   // never go to memory, and key blocks the mask removes from every row of a block are skipped.
@@ -103,7 +103,7 @@ struct WindowKernel {
   int input_slot = -1, output_slot = -1;
   int64_t n = 0, c = 0, h = 0, w = 0, oh = 0, ow = 0;
   int64_t kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
-  int64_t out_features = 0;              // linear: n rows, c in-features (weight_slot: [N, K]; GEMM: transposed by the runner)
+  int64_t out_features = 0;              // linear: n rows, c in-features (weight_slot: [N, K]; GEMM: prepared by the runner)
   int weight_slot = -1, bias_slot = -1;  // conv: constant slots (weight [C,1,kh,kw], bias [C])
   float clamp_lo = 0, clamp_hi = 0;      // fused activation (hardtanh) when has_clamp
   bool has_clamp = false;
@@ -119,8 +119,8 @@ struct WindowKernel {
     std::vector<int32_t> keep_lo, keep_hi;
     // aten::_native_multi_head_attention (nn.MultiheadAttention's inference path, ViT's): `op`
     // itself, self-attention of input_slot [B, T, E] with `heads` heads. The QKV projection
-    // (weight_slot, bias_slot) and the output projection (these constants; both weights stored
-    // transposed, [K, N]) run as BLAS GEMMs around the kernel; the weights output is None.
+    // (weight_slot, bias_slot) and the output projection (these constants; both weights [N, K], n
+    // the rows) run as GEMMs around the kernel (run/linear_gemm.h); the weights output is None.
     int heads = 0;
     int proj_weight = -1, proj_bias = -1;
   } attention;

@@ -1,7 +1,11 @@
 #include "compiler/backends/cpp/run/linear_gemm.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <vector>
+
+#include "compiler/backends/cpp/run/onednn_convolution.h"
+#include "compiler/backends/cpp/run/onednn_linear.h"
 
 namespace tcprof {
 
@@ -39,5 +43,26 @@ at::Tensor linear_transposed(const at::Tensor& x, const at::Tensor& wt, const at
   else at::mm_out(y2, x2, wt);
   return y;
 }
+
+PreparedLinear::PreparedLinear(const at::Tensor& w, const at::Tensor* bias, int64_t rows) {
+  if (bias != nullptr) bias_ = bias->contiguous();
+  if (onednn_layout_enabled()) {
+    try {
+      onednn_ = std::make_unique<OnednnLinear>(w, bias, rows);
+      return;
+    } catch (const std::runtime_error&) {  // no oneDNN matmul for it: OpenBLAS
+    }
+  }
+  transposed_ = transposed_weight(w);
+}
+
+PreparedLinear::~PreparedLinear() = default;
+
+at::Tensor PreparedLinear::operator()(const at::Tensor& x) const {
+  if (onednn_) return (*onednn_)(x);
+  return linear_transposed(x, transposed_, bias_.defined() ? &bias_ : nullptr);
+}
+
+const char* PreparedLinear::method() const { return onednn_ ? "onednn" : "blas"; }
 
 }  // namespace tcprof

@@ -1,18 +1,42 @@
-// Linear layers against a weight transposed once at compile time. LibTorch's linear hands BLAS
-// the [N, K] weight as a transposed operand on every call, and OpenBLAS packs a transposed
-// operand more slowly than a plain one: with the weight stored [K, N] the same GEMM is 2-3%
-// faster, and 6-8% for ViT-B's MLP projection (K = 3072), at one thread. The weights are treated
-// as constants, as everywhere in the compiled graph (TorchScript's freeze does the same).
+// Linear layers with constant weights as one GEMM over the flattened rows, against a weight
+// prepared once at compile time. LibTorch's linear hands OpenBLAS the [N, K] weight on every call,
+// which packs it again each time. Prepared here:
+//   - for oneDNN's matmul (run/onednn_linear.h), reordered into the layout its AVX-512 kernels
+//     read: 10-16% faster than LibTorch's linear on the GPT's and ViT-B's shapes at one thread;
+//   - without oneDNN (or with TCPROF_ONEDNN=0), transposed to [K, N] for OpenBLAS, which packs a
+//     plain operand faster than a transposed one: 1-3% on the GPT's shapes, 3-8% on ViT-B's.
+// The weights are treated as constants, as everywhere in the compiled graph (TorchScript's freeze
+// does the same). The preparation is a copy of the weight (memory, and time at every start), so
+// the runner makes it only for a GEMM the autotune phase measures or keeps.
 #pragma once
+#include <memory>
+
 #include <ATen/ATen.h>
 
 namespace tcprof {
 
+class OnednnLinear;
+
 // w [N, K] -> a new contiguous [K, N] (a tiled copy: ATen's strided copy of a transposed weight
-// is 3-5x slower, and ViT-B transposes 340 MB of weights at every start).
+// is 3-5x slower).
 at::Tensor transposed_weight(const at::Tensor& w);
 
 // x [..., K] @ wt [K, N] (+ bias [N]) -> contiguous [..., N], as one GEMM over the flattened rows.
 at::Tensor linear_transposed(const at::Tensor& x, const at::Tensor& wt, const at::Tensor* bias);
+
+class PreparedLinear {
+ public:
+  // w [N, K], bias [N] or null, float on the CPU; `rows`: the compiled input's row count.
+  PreparedLinear(const at::Tensor& w, const at::Tensor* bias, int64_t rows);
+  ~PreparedLinear();
+  // x [..., K] float -> contiguous [..., N], equal to at::linear(x, w, bias) up to rounding.
+  at::Tensor operator()(const at::Tensor& x) const;
+  // "onednn" or "blas": which GEMM runs it.
+  const char* method() const;
+
+ private:
+  std::unique_ptr<OnednnLinear> onednn_;
+  at::Tensor transposed_, bias_;
+};
 
 }  // namespace tcprof

@@ -61,7 +61,7 @@ ProgramRunner::ProgramRunner(CapturedGraph graph, ScheduledProgram program, std:
     output_inputs_.push_back(std::move(per_output));
   }
   window_uses_extern_.assign(program_.program.window_kernels.size(), false);
-  transposed_weights_.resize(program_.program.window_kernels.size());
+  prepared_linears_.resize(program_.program.window_kernels.size());
   plan_releases();
   std::vector<bool> fallback(graph_.ops.size(), false);
   for (const auto& f : program_.fallbacks) fallback[static_cast<size_t>(f.op)] = true;
@@ -221,12 +221,21 @@ bool ProgramRunner::run_kernel(size_t index, std::vector<c10::IValue>& slots) {
   return true;
 }
 
-const at::Tensor& ProgramRunner::transposed_weight_of(size_t k) {
-  if (!transposed_weights_[k].defined()) {
+bool ProgramRunner::has_prepared_linears(size_t k) const {
+  const WindowKernel& n = program_.program.window_kernels[k];
+  return n.kind == WindowKernel::Kind::LinearGemm || (n.kind == WindowKernel::Kind::Attention && n.attention.heads > 0);
+}
+
+const PreparedLinear& ProgramRunner::prepared_linear(size_t k, int which) {
+  auto& prepared = prepared_linears_[k][static_cast<size_t>(which)];
+  if (!prepared) {
     const WindowKernel& n = program_.program.window_kernels[k];
-    transposed_weights_[k] = transposed_weight(program_.constants[static_cast<size_t>(n.weight_slot)]);
+    const int weight = which == 0 ? n.weight_slot : n.attention.proj_weight;
+    const int bias = which == 0 ? n.bias_slot : n.attention.proj_bias;
+    prepared = std::make_shared<const PreparedLinear>(program_.constants[static_cast<size_t>(weight)],
+                                                      bias >= 0 ? &program_.constants[static_cast<size_t>(bias)] : nullptr, n.n);
   }
-  return transposed_weights_[k];
+  return *prepared;
 }
 
 bool ProgramRunner::run_window_kernel(size_t index, std::vector<c10::IValue>& slots) {
@@ -243,7 +252,7 @@ bool ProgramRunner::run_window_kernel(size_t index, std::vector<c10::IValue>& sl
     const at::Tensor& w = program_.constants[static_cast<size_t>(k.weight_slot)];
     const at::Tensor* bias = k.bias_slot >= 0 ? &program_.constants[static_cast<size_t>(k.bias_slot)] : nullptr;
     if (k.kind == WindowKernel::Kind::LinearGemm) {
-      slots[static_cast<size_t>(k.output_slot)] = linear_transposed(x, transposed_weight_of(index), bias);
+      slots[static_cast<size_t>(k.output_slot)] = prepared_linear(index, 0)(x);
       return true;
     }
     if (x.dim() != 2 || x.size(0) != 1 || !x.is_contiguous()) return false;
@@ -352,14 +361,13 @@ bool ProgramRunner::run_multi_head_attention(size_t index, std::vector<c10::IVal
       x.size(1) != a.t || x.size(2) != embed) {
     return false;
   }
-  auto constant = [&](int c) -> const at::Tensor& { return program_.constants[static_cast<size_t>(c)]; };
   const int64_t b = x.size(0), h = a.heads;
-  at::Tensor qkv = linear_transposed(x, constant(k.weight_slot), &constant(k.bias_slot));  // [B, T, 3E]
+  at::Tensor qkv = prepared_linear(index, 0)(x);  // [B, T, 3E]
   at::Tensor q = qkv.narrow(2, 0, embed).view({b, a.t, h, a.d}).transpose(1, 2);
   at::Tensor kt = qkv.narrow(2, embed, embed).view({b, a.t, h, a.d}).permute({0, 2, 3, 1});
   at::Tensor v = qkv.narrow(2, 2 * embed, embed).view({b, a.t, h, a.d}).transpose(1, 2);
   at::Tensor context = launch_attention(index, q, kt, v).transpose(1, 2).reshape({b, a.t, embed});
-  slots[static_cast<size_t>(k.output_slot)] = linear_transposed(context, constant(a.proj_weight), &constant(a.proj_bias));
+  slots[static_cast<size_t>(k.output_slot)] = prepared_linear(index, 1)(context);
   const GraphOp& op = graph_.ops[static_cast<size_t>(k.op)];
   slots[static_cast<size_t>(op.outputs[1])] = at::Tensor();
   return true;
@@ -414,7 +422,10 @@ std::vector<AutotuneChoice> ProgramRunner::measure_autotune(const std::vector<c1
     bool ok = true;
     int64_t native = INT64_MAX, eager = INT64_MAX;
     const std::vector<int> ops = covered_ops(n);
-    if (n.kind == WindowKernel::Kind::LinearGemm) transposed_weight_of(k);  // not timed
+    if (has_prepared_linears(k)) {  // not timed
+      prepared_linear(k, 0);
+      if (n.kind == WindowKernel::Kind::Attention) prepared_linear(k, 1);
+    }
     for (int run = 0; run < 3 && ok; ++run) {
       native = std::min(native, time_ns([&] { ok = run_window_kernel(k, slots); }));
       if (!ok) break;
@@ -423,8 +434,8 @@ std::vector<AutotuneChoice> ProgramRunner::measure_autotune(const std::vector<c1
       }));
     }
     if (!ok) continue;
-    // A GEMM against a transposed weight must win by 2% to be worth the weight's copy (memory, and
-    // its time at every start): several of ConvNeXt's tie within 1%.
+    // A GEMM against a prepared weight must win by 2% to be worth the weight's copy (memory, and
+    // its time at every start): several of ConvNeXt's tied within 1% against a transposed one.
     const bool copy = n.kind == WindowKernel::Kind::LinearGemm;
     choices[k] = {true, native, eager, copy ? native * 100 > eager * 98 : eager < native};
   }
@@ -438,10 +449,14 @@ std::vector<std::string> ProgramRunner::use_autotune(const std::vector<AutotuneC
     if (!c.measured) continue;
     window_uses_extern_[k] = c.use_libtorch;
     const WindowKernel& n = program_.program.window_kernels[k];
-    // A GEMM's transposed weight exists only where the GEMM is kept.
-    if (n.kind == WindowKernel::Kind::LinearGemm) {
-      if (c.use_libtorch) transposed_weights_[k] = at::Tensor();
-      else transposed_weight_of(k);
+    // A GEMM's prepared weight exists only where the GEMM is kept.
+    if (has_prepared_linears(k)) {
+      if (c.use_libtorch) {
+        prepared_linears_[k] = {};
+      } else {
+        prepared_linear(k, 0);
+        if (n.kind == WindowKernel::Kind::Attention) prepared_linear(k, 1);
+      }
     }
     lines.push_back(fmt::format("  {}: {:.3f} ms, LibTorch {}: {:.3f} ms -> {}", n.name, static_cast<double>(c.kernel_ns) / 1e6,
                                 graph_.ops[static_cast<size_t>(n.op)].name, static_cast<double>(c.libtorch_ns) / 1e6,
@@ -460,6 +475,10 @@ std::string ProgramRunner::window_signature(const WindowKernel& k) const {
                                 k.epilogue_op < 0 ? "-" : graph_.ops[static_cast<size_t>(k.epilogue_op)].name, k.n, k.c, k.h,
                                 k.w, k.oh, k.ow, k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, k.dh, k.dw, shape(k.weight_slot),
                                 shape(k.bias_slot), k.has_clamp, k.clamp_lo, k.clamp_hi);
+  // The GEMM the prepared weights are for: a decision timed against one does not hold for the other.
+  if (k.kind == WindowKernel::Kind::LinearGemm || (k.kind == WindowKernel::Kind::Attention && k.attention.heads > 0)) {
+    out += onednn_layout_enabled() ? " | gemm onednn " + onednn_version() : std::string(" | gemm blas");
+  }
   if (k.kind == WindowKernel::Kind::Attention) {
     const WindowKernel::AttentionShape& a = k.attention;
     out += fmt::format(" | attention {} {} {} {} {} {} {} {} {} | {} | {}", a.t, a.s, a.d, a.dv, a.scale, a.divide, a.heads,

@@ -3,6 +3,7 @@
 // dynamic dimensions just work), checks that the layouts fit what the kernel was generated for,
 // and otherwise runs that kernel's ops through LibTorch (counted, never wrong).
 #pragma once
+#include <array>
 #include <memory>
 #include <vector>
 
@@ -11,6 +12,7 @@
 
 #include "compiler/ir/captured_graph.h"
 #include "compiler/backends/cpp/run/autotune_cache.h"
+#include "compiler/backends/cpp/run/linear_gemm.h"
 #include "compiler/backends/cpp/run/onednn_convolution.h"
 #include "compiler/backends/cpp/schedule/schedule_fusion.h"
 #include "profiler/cpu_profiler.h"
@@ -72,9 +74,12 @@ class ProgramRunner {
   int64_t layout_fallbacks_ = 0;
   bool measuring_ = false;  // autotune runs: not recorded by the profiler
   std::vector<bool> window_uses_extern_;  // per native kernel: autotune chose the LibTorch op
-  // LinearGemm kernels: the weight transposed [K, N], made when the kernel is first measured or run.
-  std::vector<at::Tensor> transposed_weights_;
-  const at::Tensor& transposed_weight_of(size_t k);
+  // Per window kernel, its weights prepared for the GEMM (run/linear_gemm.h): a LinearGemm's in
+  // [0]; nn.MultiheadAttention's QKV projection in [0] and output projection in [1]. Made when the
+  // kernel is first measured or run, dropped where the autotune phase keeps LibTorch's op.
+  std::vector<std::array<std::shared_ptr<const PreparedLinear>, 2>> prepared_linears_;
+  const PreparedLinear& prepared_linear(size_t k, int which);
+  bool has_prepared_linears(size_t k) const;
   std::vector<std::vector<int>> release_after_;  // per step: slots no later step uses
 };
 

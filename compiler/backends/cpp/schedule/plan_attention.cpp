@@ -6,7 +6,6 @@
 #include <ATen/ATen.h>
 
 #include "compiler/backends/cpp/passes/graph_passes.h"
-#include "compiler/backends/cpp/run/linear_gemm.h"
 
 namespace tcprof {
 namespace {
@@ -146,9 +145,10 @@ class AttentionMatcher {
     k.op = i;
     k.input_slot = op.args[0].slot;
     k.output_slot = op.outputs[0];
-    k.weight_slot = constant(transposed_weight(w[0]));  // both projections as plain GEMMs
+    k.n = x.toTensor().size(0) * a.t;  // the projections' rows, as compiled
+    k.weight_slot = constant(w[0]);  // both projections: GEMMs against weights the runner prepares
     k.bias_slot = constant(w[1]);
-    a.proj_weight = constant(transposed_weight(w[2]));
+    a.proj_weight = constant(w[2]);
     a.proj_bias = constant(w[3]);
     plan_.kernel_of_op[static_cast<size_t>(i)] = static_cast<int>(plan_.kernels.size());
     plan_.kernels.push_back(std::move(k));
