@@ -91,6 +91,14 @@ const char* signal_name(int sig) {
   ::_exit(128 + sig);
 }
 
+pthread_t watcher;
+
+// Threads that libraries started before install() (OpenBLAS starts its pool when it is loaded)
+// do not block the stop signals, and the kernel may hand a signal to any thread that does not:
+// there the default action would end the process without a word. This handler, run in such a
+// thread, hands the signal on to the watching thread (pthread_kill is async-signal-safe).
+void forward_to_watcher(int sig) { ::pthread_kill(watcher, sig); }
+
 }  // namespace
 
 void install() {
@@ -99,7 +107,17 @@ void install() {
   installed = true;
   sigset_t set = stop_signals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  std::thread(watch).detach();
+  std::thread thread(watch);
+  watcher = thread.native_handle();
+  thread.detach();
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    if (!sigismember(&set, sig)) continue;
+    struct sigaction forward {};
+    forward.sa_handler = forward_to_watcher;
+    sigfillset(&forward.sa_mask);
+    forward.sa_flags = SA_RESTART;
+    ::sigaction(sig, &forward, nullptr);
+  }
 }
 
 Registration::Registration(std::function<void(int)> action) {
