@@ -89,11 +89,11 @@ void count_program(const CompiledModule& m, CaseOutcome& out) {
         if (h.kind == "fallback_op") ++out.fallback_ops[h.op];
       }
       for (const auto& k : r.kernel_groups) out.attention_kernels += k.find("attention:") != std::string::npos;
-      // GEMMs the autotune phase kept over LibTorch's linear (its IR lines "nK_linear_gemm: ... -> kernel"):
+      // GEMMs the autotune phase kept over LibTorch's linear (its IR lines "nK_linear_gemm[_gelu]: ... -> kernel"):
       // only those run the prepared weight in the compared calls.
       std::istringstream ir(r.ir);
       for (std::string line; std::getline(ir, line);) {
-        out.linear_gemms += line.find("_linear_gemm: ") != std::string::npos && line.size() >= 9 &&
+        out.linear_gemms += line.find("_linear_gemm") != std::string::npos && line.size() >= 9 &&
                             line.compare(line.size() - 9, 9, "-> kernel") == 0;
       }
     }

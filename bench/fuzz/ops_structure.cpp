@@ -199,11 +199,15 @@ bool op_linear(GeneratorState& g, int si) {
   std::string bias = "None";
   if (g.chance(0.6)) bias = var(g, g.new_param({Dim{n, 0}}, s.dtype, false)).name;
   std::string e = fmt::format("torch.linear({}, {}, {})", s.name, var(g, wi).name, bias);  // aten::linear
-  Var v = like(s, s.dtype, s.bound * kNormalBound + (bias != "None" ? kNormalBound : 0), false);
+  // A GELU on the linear's output alone: the GEMM computes it in its output pass.
+  const int gelu = g.weighted({6, 3, 1});  // none, erf, tanh
+  if (gelu == 1) e = fmt::format("torch.gelu({})", e);
+  if (gelu == 2) e = fmt::format("torch.gelu({}, approximate='tanh')", e);
+  Var v = like(s, s.dtype, s.bound * kNormalBound + (bias != "None" ? kNormalBound : 0) + (gelu > 0 ? 1 : 0), false);
   v.shape.back() = Dim{n, 0};
   v.contiguous = true;
   v.dependence = std::max(s.dependence, Dependence::Reduction);
-  return emit(g, e, v, "linear", {si});
+  return emit(g, e, v, gelu == 0 ? "linear" : "linear_gelu", {si});
 }
 
 // Self-attention over the last two dims (q = k = v = the subject): matmul, a scale that keeps the

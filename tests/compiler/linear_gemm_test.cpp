@@ -2,6 +2,7 @@
 // run/onednn_linear.h, schedule/plan_linear.h): the transposed copy itself, both GEMMs (oneDNN's
 // over a packed weight, OpenBLAS's over a transposed one) against LibTorch's linear on awkward
 // shapes and strides, and a compiled model whose linears take that path.
+#include <functional>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -103,6 +104,38 @@ TEST(LinearGemm, OnednnMatmulMatchesLibTorchLinear) {
   EXPECT_STREQ(PreparedLinear(w, &b, 4).method(), "onednn");
 }
 
+// GELU after the GEMM runs in its output pass: its erf and tanh forms equal
+// LibTorch's linear then activation, through oneDNN's post-op and through the BLAS path's own
+// pass, on values in GELU's tails and on inf, -inf and NaN outputs (GELU(-inf) is eager's NaN).
+TEST(LinearGemm, ActivationInTheOutputPassMatchesLinearThenActivation) {
+  at::NoGradGuard no_grad;
+  using Activation = WindowKernel::Activation;
+  at::Tensor w = at::randn({40, 24}) * 2, b = at::randn({40});
+  at::Tensor x = at::randn({7, 24});
+  x[1].fill_(3.0f);                                      // large outputs: both tails
+  x[2][0] = std::numeric_limits<float>::infinity();      // a column of +-inf
+  x[3][5] = -std::numeric_limits<float>::infinity();
+  x[4][7] = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<std::pair<Activation, std::function<at::Tensor(const at::Tensor&)>>> cases = {
+      {Activation::Gelu, [](const at::Tensor& y) { return at::gelu(y); }},
+      {Activation::GeluTanh, [](const at::Tensor& y) { return at::gelu(y, "tanh"); }},
+  };
+  for (const auto& [activation, eager_activation] : cases) {
+    at::Tensor eager = eager_activation(at::linear(x, w, b));
+    std::vector<at::Tensor> ours = {PreparedLinear(w, &b, 7, activation)(x)};
+    at::Tensor wt = transposed_weight(w);
+    at::Tensor blas = linear_transposed(x, wt, &b);
+    apply_activation(blas, activation);
+    ours.push_back(blas);
+    for (const at::Tensor& y : ours) {
+      EXPECT_TRUE(at::equal(y.isnan(), eager.isnan())) << static_cast<int>(activation) << "\n" << y << eager;
+      EXPECT_TRUE(at::equal(y.isinf(), eager.isinf())) << static_cast<int>(activation);
+      at::Tensor finite = eager.isfinite();
+      EXPECT_TRUE(at::allclose(y.masked_select(finite), eager.masked_select(finite), 1e-4, 1e-5)) << static_cast<int>(activation);
+    }
+  }
+}
+
 // The GPT's linears (on [B, T, C]) are planned as GEMMs against prepared weights; each is timed
 // against LibTorch's linear, and the output is eager's whichever wins.
 TEST(LinearGemm, TransformerLinearsArePlannedAsGemmsAndAutotuned) {
@@ -117,6 +150,7 @@ TEST(LinearGemm, TransformerLinearsArePlannedAsGemmsAndAutotuned) {
     for (const auto& e : f->entries) ir += e->compiled->report().ir;
   }
   EXPECT_NE(ir.find("_linear_gemm: "), std::string::npos) << ir;                     // an autotune line
+  EXPECT_NE(ir.find("_linear_gemm_gelu: "), std::string::npos) << ir;                // the MLP's GELU in its GEMM
   EXPECT_NE(ir.find("LibTorch aten::linear"), std::string::npos) << ir;
   EXPECT_EQ(ir.find("extern aten::linear"), std::string::npos) << ir;                 // none left as a plain call
 }

@@ -397,6 +397,9 @@ class CppBackend : public Backend {
     return *choices;
   }
 
+  // Changed whenever measure_autotune measures differently: decisions taken the old way are stale.
+  static constexpr const char* kAutotuneMethod = "direct kernels: best of 3 after 1, outputs released";
+
   std::string autotune(ProgramRunner& runner, const std::string& source, const std::vector<c10::IValue>& examples,
                        const SymBindings& bindings) {
     if (runner.direct_kernels() == 0) return "";
@@ -409,11 +412,11 @@ class CppBackend : public Backend {
     }
     bool cached = false;
     std::vector<AutotuneChoice> choices =
-        cached_or_measured(fmt::format("{}\n{}", runner.autotune_signature(), source), runner.direct_kernels(),
+        cached_or_measured(fmt::format("{}\n{}\n{}", kAutotuneMethod, runner.autotune_signature(), source), runner.direct_kernels(),
                            [&] { return runner.measure_autotune(examples, bindings); }, &cached);
     std::vector<std::string> lines = runner.use_autotune(choices);
     if (lines.empty()) return "";
-    return fmt::format("\nautotune (best of 3 on the example inputs{}):\n{}\n",
+    return fmt::format("\nautotune (best of 3 after a warm-up, on the example inputs{}):\n{}\n",
                        cached ? ", read from the autotune cache" : "", fmt::join(lines, "\n"));
   }
 

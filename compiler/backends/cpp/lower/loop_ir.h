@@ -107,6 +107,8 @@ struct WindowKernel {
   int weight_slot = -1, bias_slot = -1;  // conv: constant slots (weight [C,1,kh,kw], bias [C])
   float clamp_lo = 0, clamp_hi = 0;      // fused activation (hardtanh) when has_clamp
   bool has_clamp = false;
+  // LinearGemm: the activation of its epilogue_op, applied in the GEMM's output pass.
+  enum class Activation : uint8_t { None, Gelu, GeluTanh } activation = Activation::None;
   // Attention: input_slot is q [B, H, T, D] (or [H, T, D], [T, D]), kt_slot kT [.., D, S], v_slot v
   // [.., S, Dv]; the output is [.., T, Dv]. `fused_ops` are the ops after `op` it computes (scale,
   // mask, softmax, second matmul). Row i of the scores keeps keys [keep_lo[i], keep_hi[i]) (the

@@ -44,11 +44,20 @@ at::Tensor linear_transposed(const at::Tensor& x, const at::Tensor& wt, const at
   return y;
 }
 
-PreparedLinear::PreparedLinear(const at::Tensor& w, const at::Tensor* bias, int64_t rows) {
+void apply_activation(at::Tensor& y, WindowKernel::Activation activation) {
+  switch (activation) {
+    case WindowKernel::Activation::None: break;
+    case WindowKernel::Activation::Gelu: y = at::gelu(y); break;
+    case WindowKernel::Activation::GeluTanh: y = at::gelu(y, "tanh"); break;
+  }
+}
+
+PreparedLinear::PreparedLinear(const at::Tensor& w, const at::Tensor* bias, int64_t rows, WindowKernel::Activation activation)
+    : activation_(activation) {
   if (bias != nullptr) bias_ = bias->contiguous();
   if (onednn_layout_enabled()) {
     try {
-      onednn_ = std::make_unique<OnednnLinear>(w, bias, rows);
+      onednn_ = std::make_unique<OnednnLinear>(w, bias, rows, activation);
       return;
     } catch (const std::runtime_error&) {  // no oneDNN matmul for it: OpenBLAS
     }
@@ -60,7 +69,9 @@ PreparedLinear::~PreparedLinear() = default;
 
 at::Tensor PreparedLinear::operator()(const at::Tensor& x) const {
   if (onednn_) return (*onednn_)(x);
-  return linear_transposed(x, transposed_, bias_.defined() ? &bias_ : nullptr);
+  at::Tensor y = linear_transposed(x, transposed_, bias_.defined() ? &bias_ : nullptr);
+  apply_activation(y, activation_);
+  return y;
 }
 
 const char* PreparedLinear::method() const { return onednn_ ? "onednn" : "blas"; }

@@ -13,6 +13,8 @@
 
 #include <ATen/ATen.h>
 
+#include "compiler/backends/cpp/lower/loop_ir.h"
+
 namespace tcprof {
 
 class OnednnLinear;
@@ -24,12 +26,17 @@ at::Tensor transposed_weight(const at::Tensor& w);
 // x [..., K] @ wt [K, N] (+ bias [N]) -> contiguous [..., N], as one GEMM over the flattened rows.
 at::Tensor linear_transposed(const at::Tensor& x, const at::Tensor& wt, const at::Tensor* bias);
 
+// y = activation(y), as LibTorch's gelu computes it.
+void apply_activation(at::Tensor& y, WindowKernel::Activation activation);
+
 class PreparedLinear {
  public:
-  // w [N, K], bias [N] or null, float on the CPU; `rows`: the compiled input's row count.
-  PreparedLinear(const at::Tensor& w, const at::Tensor* bias, int64_t rows);
+  // w [N, K], bias [N] or null, float on the CPU; `rows`: the compiled input's row count;
+  // `activation`: applied to the GEMM's output (in its output pass where oneDNN runs it).
+  PreparedLinear(const at::Tensor& w, const at::Tensor* bias, int64_t rows,
+                 WindowKernel::Activation activation = WindowKernel::Activation::None);
   ~PreparedLinear();
-  // x [..., K] float -> contiguous [..., N], equal to at::linear(x, w, bias) up to rounding.
+  // x [..., K] float -> contiguous [..., N], equal to activation(at::linear(x, w, bias)) up to rounding.
   at::Tensor operator()(const at::Tensor& x) const;
   // "onednn" or "blas": which GEMM runs it.
   const char* method() const;
@@ -37,6 +44,7 @@ class PreparedLinear {
  private:
   std::unique_ptr<OnednnLinear> onednn_;
   at::Tensor transposed_, bias_;
+  WindowKernel::Activation activation_;
 };
 
 }  // namespace tcprof

@@ -1,5 +1,7 @@
 #include "compiler/backends/cpp/run/onednn_linear.h"
 
+#include "compiler/backends/cpp/run/linear_gemm.h"
+
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -25,13 +27,29 @@ dnnl::engine& cpu_engine() {
   return engine;
 }
 
-dnnl::matmul::primitive_desc matmul_pd(int64_t rows, int64_t k, int64_t n, const memory::desc& weights, bool bias) {
+dnnl::primitive_attr attr_for(OnednnLinear::Activation a) {
+  dnnl::primitive_attr attr;
+  if (a == OnednnLinear::Activation::None) return attr;
+  const dnnl::algorithm alg =
+      a == OnednnLinear::Activation::Gelu ? dnnl::algorithm::eltwise_gelu_erf : dnnl::algorithm::eltwise_gelu_tanh;
+  dnnl::post_ops ops;
+#if DNNL_VERSION_MAJOR >= 3
+  ops.append_eltwise(alg, 0.f, 0.f);
+#else
+  ops.append_eltwise(1.f, alg, 0.f, 0.f);
+#endif
+  attr.set_post_ops(ops);
+  return attr;
+}
+
+dnnl::matmul::primitive_desc matmul_pd(int64_t rows, int64_t k, int64_t n, const memory::desc& weights, bool bias,
+                                       OnednnLinear::Activation activation) {
   memory::desc src({rows, k}, dt::f32, tag::ab), dst({rows, n}, dt::f32, tag::ab);
   memory::desc b = bias ? memory::desc({1, n}, dt::f32, tag::ab) : memory::desc();
 #if DNNL_VERSION_MAJOR >= 3
-  return dnnl::matmul::primitive_desc(cpu_engine(), src, weights, b, dst);
+  return dnnl::matmul::primitive_desc(cpu_engine(), src, weights, b, dst, attr_for(activation));
 #else
-  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, b, dst), cpu_engine());
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, b, dst), attr_for(activation), cpu_engine());
 #endif
 }
 
@@ -39,6 +57,7 @@ dnnl::matmul::primitive_desc matmul_pd(int64_t rows, int64_t k, int64_t n, const
 
 struct OnednnLinear::Impl {
   int64_t k = 0, n = 0;
+  Activation activation = Activation::None;
   at::Tensor weight, bias;  // the originals: LibTorch's linear for a row count oneDNN cannot take
   memory::desc packed_md;
   memory packed;
@@ -53,7 +72,7 @@ struct OnednnLinear::Impl {
     if (it != by_rows.end()) return it->second.get();
     std::unique_ptr<dnnl::matmul> made;
     try {
-      auto pd = matmul_pd(rows, k, n, packed_md, bias.defined());
+      auto pd = matmul_pd(rows, k, n, packed_md, bias.defined(), activation);
       made = std::make_unique<dnnl::matmul>(pd);
     } catch (const dnnl::error&) {
     }
@@ -61,16 +80,18 @@ struct OnednnLinear::Impl {
   }
 };
 
-OnednnLinear::OnednnLinear(const at::Tensor& w, const at::Tensor* bias, int64_t rows) : impl_(std::make_unique<Impl>()) {
+OnednnLinear::OnednnLinear(const at::Tensor& w, const at::Tensor* bias, int64_t rows, Activation activation)
+    : impl_(std::make_unique<Impl>()) {
   if (w.dim() != 2 || w.scalar_type() != at::kFloat || !w.device().is_cpu() || rows < 1) {
     throw std::runtime_error("OnednnLinear: a 2-D CPU float weight and at least one row");
   }
   Impl& m = *impl_;
   m.n = w.size(0), m.k = w.size(1);
   m.weight = w;
+  m.activation = activation;
   if (bias != nullptr) m.bias = bias->contiguous();
   try {
-    auto pd = matmul_pd(rows, m.k, m.n, memory::desc({m.k, m.n}, dt::f32, tag::any), m.bias.defined());
+    auto pd = matmul_pd(rows, m.k, m.n, memory::desc({m.k, m.n}, dt::f32, tag::any), m.bias.defined(), activation);
     m.packed_md = pd.weights_desc();
     m.packed = memory(m.packed_md, cpu_engine());
     // The [N, K] weight is the [K, N] operand with strides (1, K): oneDNN's "ba".
@@ -93,7 +114,11 @@ at::Tensor OnednnLinear::operator()(const at::Tensor& x) const {
   out_sizes.back() = m.n;
   const int64_t rows = m.k == 0 ? 0 : x.numel() / m.k;
   const dnnl::matmul* mm = rows > 0 ? m.primitive(rows) : nullptr;
-  if (mm == nullptr) return at::linear(x, m.weight, m.bias.defined() ? m.bias : at::Tensor()).contiguous();
+  if (mm == nullptr) {
+    at::Tensor y = at::linear(x, m.weight, m.bias.defined() ? m.bias : at::Tensor()).contiguous();
+    apply_activation(y, m.activation);
+    return y;
+  }
   at::Tensor src = x.reshape({rows, m.k}).contiguous();
   at::Tensor y = at::empty(out_sizes, x.options());
   memory src_mem({{rows, m.k}, dt::f32, tag::ab}, cpu_engine(), src.data_ptr());
@@ -108,7 +133,7 @@ at::Tensor OnednnLinear::operator()(const at::Tensor& x) const {
 #else  // built without oneDNN's headers: PreparedLinear never gets one
 
 struct OnednnLinear::Impl {};
-OnednnLinear::OnednnLinear(const at::Tensor&, const at::Tensor*, int64_t) {
+OnednnLinear::OnednnLinear(const at::Tensor&, const at::Tensor*, int64_t, Activation) {
   throw std::runtime_error("tcprof was built without oneDNN");
 }
 OnednnLinear::~OnednnLinear() = default;

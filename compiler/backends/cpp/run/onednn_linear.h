@@ -8,14 +8,18 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "compiler/backends/cpp/lower/loop_ir.h"
+
 namespace tcprof {
 
 class OnednnLinear {
  public:
+  using Activation = WindowKernel::Activation;
   // w [N, K] and bias [N] (optional), float; `rows`: the row count of the compiled input, which
-  // the weight's layout is chosen for. Throws std::runtime_error where this oneDNN has no matmul
-  // for them or tcprof was built without oneDNN.
-  OnednnLinear(const at::Tensor& w, const at::Tensor* bias, int64_t rows);
+  // the weight's layout is chosen for; `activation`: applied in the output pass (oneDNN's eltwise
+  // post-op). Throws std::runtime_error where this oneDNN has no matmul for them or tcprof was
+  // built without oneDNN.
+  OnednnLinear(const at::Tensor& w, const at::Tensor* bias, int64_t rows, Activation activation = Activation::None);
   ~OnednnLinear();
   OnednnLinear(const OnednnLinear&) = delete;
   OnednnLinear& operator=(const OnednnLinear&) = delete;
