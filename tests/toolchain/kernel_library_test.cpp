@@ -149,28 +149,24 @@ TEST(KernelLibraryBuilder, WarmStartReadsTheCompilerVersionFromTheCache) {
   ASSERT_EQ(files_containing(fs::path(options.cache_dir) / "compilers", ".version").size(), 1u);
 
   // Another process on a copy of the cache (a new folder: this process remembers the first).
-  auto copy = options;
-  copy.cache_dir = dir.file("copy");
-  fs::copy(options.cache_dir, copy.cache_dir, fs::copy_options::recursive);
-  {
-    KernelLibraryBuilder warm(copy);
-    KernelLibraryResult r = warm.compile(kAddSource);
-    EXPECT_TRUE(r.cache_hit);
-    EXPECT_EQ(r.key, key);
-  }
+  auto compile_in_copy = [&](const std::string& name) {
+    auto copy = options;
+    copy.cache_dir = dir.file(name);
+    fs::copy(options.cache_dir, copy.cache_dir, fs::copy_options::recursive);
+    return KernelLibraryBuilder(copy).compile(kAddSource);
+  };
+  KernelLibraryResult warm = compile_in_copy("copy");
+  EXPECT_TRUE(warm.cache_hit);
+  EXPECT_EQ(warm.key, key);
   EXPECT_EQ(compile_count(dir), 1);  // no --version run, no compile
 
   // An upgraded compiler (a new file in its place) is asked again, and its kernels are new keys.
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   fs::remove(options.compiler);
   versioned_compiler(dir, "tcc 2.0");
-  auto upgraded = options;
-  upgraded.cache_dir = dir.file("upgraded");
-  fs::copy(options.cache_dir, upgraded.cache_dir, fs::copy_options::recursive);
-  KernelLibraryBuilder after(upgraded);
-  KernelLibraryResult r = after.compile(kAddSource);
-  EXPECT_FALSE(r.cache_hit);
-  EXPECT_NE(r.key, key);
+  KernelLibraryResult upgraded = compile_in_copy("upgraded");
+  EXPECT_FALSE(upgraded.cache_hit);
+  EXPECT_NE(upgraded.key, key);
   EXPECT_EQ(testing::read_file(dir.file("calls")), "version\nversion\n");
 }
 
