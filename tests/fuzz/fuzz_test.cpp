@@ -492,6 +492,19 @@ TEST(FuzzBugs, InPlaceWriteToAConvolutionOutputReachesTheNextConvolution) {
                                 {param("w1", f32({8, 8, 3, 3})), param("w2", f32({8, 8, 3, 3})), param("w3", f32({4, 8, 1, 1}))}));
 }
 
+// Eager's add with alpha is one fused multiply-add (vec::fmadd): x.add(x, alpha=-1.5) is exactly
+// -0.5 x, which a multiply then an add is not; a float64 output computed from it is compared to
+// 1e-9 (fuzz case 239495668336614 under --attention).
+TEST(FuzzBugs, AddWithAlphaRoundsOnceAsEagerDoes) {
+  expect_matches_eager(targeted("add and sub with alpha into a float64 output",
+                                "def forward(self, x0, x1):\n"
+                                "    v0 = x0.add(x0, alpha=-1.5)\n"
+                                "    v1 = x0.sub(x0, alpha=0.75)\n"
+                                "    v2 = torch.rsub(x0, x0, alpha=1.25)\n"
+                                "    return v0 / (torch.abs(x1) + 0.5), v1 / (torch.abs(x1) + 0.5), v2 / (torch.abs(x1) + 0.5)\n",
+                                {f32({16, 17}), tensor(ST::Double, {1, 1}, Layout::Contiguous, 0)}));
+}
+
 TEST(FuzzBugs, InPlaceOnFoldedConstantLeaksAcrossCalls) {
   expect_matches_eager(targeted("in-place op on a constant-folded intermediate",
                                 "def forward(self, x0):\n"

@@ -172,6 +172,7 @@ class KernelWriter {
       case ExprOp::And: return fmt::format("({} && {})", a(0), a(1));
       case ExprOp::Or: return fmt::format("({} || {})", a(0), a(1));
       case ExprOp::Where: return fmt::format("({} ? {} : {})", a(0), a(1), a(2));
+      case ExprOp::Fma: return fp ? fmt::format("tc_fma({}, {}, {})", a(0), a(1), a(2)) : fmt::format("({} * {} + {})", a(0), a(1), a(2));
       case ExprOp::ReduceSum:
       case ExprOp::ReduceMax:
       case ExprOp::ReduceMin: break;  // accumulators, written by the row loops

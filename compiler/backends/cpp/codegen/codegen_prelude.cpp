@@ -27,6 +27,13 @@ inline float tc_fma(float a, float b, float c) {
   return a * b + c;
 #endif
 }
+inline double tc_fma(double a, double b, double c) {
+#ifdef __FMA__
+  return __builtin_fma(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
 
 // exp(t - n ln 2) for the integer n nearest t / ln 2 (Cephes: ln 2 in two parts, degree-7
 // polynomial), the part of exp that does not depend on how n was found.

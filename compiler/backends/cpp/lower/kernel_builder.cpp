@@ -53,6 +53,7 @@ int KernelBuilder::make(ExprOp op, ElemType type, std::vector<int> args) {
 int KernelBuilder::unary(ExprOp op, ElemType type, int a) { return make(op, type, {a}); }
 int KernelBuilder::binary(ExprOp op, ElemType type, int a, int b) { return make(op, type, {a, b}); }
 int KernelBuilder::where(ElemType type, int cond, int a, int b) { return make(ExprOp::Where, type, {cond, a, b}); }
+int KernelBuilder::fma(ElemType type, int a, int b, int c) { return make(ExprOp::Fma, type, {a, b, c}); }
 int KernelBuilder::reduce(ExprOp op, int a) { return make(op, type(a), {a}); }
 
 }  // namespace tcprof

@@ -21,6 +21,7 @@ class KernelBuilder {
   int unary(ExprOp op, ElemType type, int a);
   int binary(ExprOp op, ElemType type, int a, int b);
   int where(ElemType type, int cond, int a, int b);
+  int fma(ElemType type, int a, int b, int c);
   int reduce(ExprOp op, int a);
   ElemType type(int node) const { return k_.nodes[static_cast<size_t>(node)].type; }
   Kernel& kernel() { return k_; }

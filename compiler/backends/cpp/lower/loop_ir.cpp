@@ -62,7 +62,7 @@ const char* expr_op_name(ExprOp op) {
   static const char* names[] = {"load", "const", "rowlen", "cast", "neg", "abs", "exp", "log", "sqrt",
                                 "rsqrt", "tanh", "erf", "norm_cdf", "sigmoid", "sin", "cos", "floor", "ceil", "round",
                                 "recip", "not", "add", "sub", "mul", "div", "max", "min", "pow", "eq",
-                                "ne", "lt", "le", "gt", "ge", "and", "or", "where", "reduce_sum",
+                                "ne", "lt", "le", "gt", "ge", "and", "or", "where", "fma", "reduce_sum",
                                 "reduce_max", "reduce_min"};
   return names[static_cast<int>(op)];
 }

@@ -32,6 +32,7 @@ enum class ExprOp : uint8_t {
   Add, Sub, Mul, Div, Max, Min, Pow, Eq, Ne, Lt, Le, Gt, Ge, And, Or,
   // ternary
   Where,  // args: cond, then, else
+  Fma,    // args: a, b, c: a * b + c rounded once where the CPU has FMA (eager's add/sub with alpha)
   // row reductions over an element expression (value is uniform over the row)
   ReduceSum, ReduceMax, ReduceMin,
 };

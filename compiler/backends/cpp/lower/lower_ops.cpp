@@ -86,20 +86,23 @@ struct Emitter {
 
 using EmitFn = int (*)(const Emitter&);
 
-int emit_add(const Emitter& e) {
-  int b = e.operand(1, e.out);
-  if (e.op.args.size() > 2 && e.scalar(2) != 1.0) b = e.bin(ExprOp::Mul, b, e.c(e.scalar(2)));
-  return e.bin(ExprOp::Add, e.operand(0, e.out), b);
+// x + alpha * y with alpha != 1 as eager's add kernel computes it: one fused multiply-add for
+// floating types (vec::fmadd), so that x.add(x, alpha=-1.5) is exactly -0.5 x as in eager (fuzz
+// case 239495668336614); sub and rsub are add with -alpha, as in ATen.
+int add_scaled(const Emitter& e, int x, int y, double alpha) {
+  if (alpha == 1.0) return e.bin(ExprOp::Add, x, y);
+  if (is_floating(e.out)) return e.kb.fma(e.out, y, e.c(alpha), x);
+  return e.bin(ExprOp::Add, x, e.bin(ExprOp::Mul, y, e.c(alpha)));
 }
+double alpha_of(const Emitter& e) { return e.op.args.size() > 2 ? e.scalar(2) : 1.0; }
+int emit_add(const Emitter& e) { return add_scaled(e, e.operand(0, e.out), e.operand(1, e.out), alpha_of(e)); }
 int emit_sub(const Emitter& e) {
-  int b = e.operand(1, e.out);
-  if (e.op.args.size() > 2 && e.scalar(2) != 1.0) b = e.bin(ExprOp::Mul, b, e.c(e.scalar(2)));
-  return e.bin(ExprOp::Sub, e.operand(0, e.out), b);
+  if (alpha_of(e) == 1.0) return e.bin(ExprOp::Sub, e.operand(0, e.out), e.operand(1, e.out));
+  return add_scaled(e, e.operand(0, e.out), e.operand(1, e.out), -alpha_of(e));
 }
 int emit_rsub(const Emitter& e) {
-  int a = e.operand(0, e.out);
-  if (e.op.args.size() > 2 && e.scalar(2) != 1.0) a = e.bin(ExprOp::Mul, a, e.c(e.scalar(2)));
-  return e.bin(ExprOp::Sub, e.operand(1, e.out), a);
+  if (alpha_of(e) == 1.0) return e.bin(ExprOp::Sub, e.operand(1, e.out), e.operand(0, e.out));
+  return add_scaled(e, e.operand(1, e.out), e.operand(0, e.out), -alpha_of(e));
 }
 int emit_mul(const Emitter& e) { return e.bin(ExprOp::Mul, e.operand(0, e.out), e.operand(1, e.out)); }
 int emit_div(const Emitter& e) { return e.bin(ExprOp::Div, e.operand(0, e.out), e.operand(1, e.out)); }
