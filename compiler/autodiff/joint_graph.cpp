@@ -55,9 +55,9 @@ std::string where(const GraphOp& op) {
 // The rules' view of one forward op during the reverse walk.
 class OpGrads : public GradContext {
  public:
-  OpGrads(const GraphOp& op, GraphBuilder& b, const std::vector<c10::IValue>& examples, const std::vector<bool>& requires,
+  OpGrads(const GraphOp& op, GraphBuilder& b, const std::vector<c10::IValue>& examples, const std::vector<bool>& needs_grad,
           std::map<int, Val>& grads, std::map<int, std::vector<Val>>& item_grads)
-      : op_(op), b_(b), examples_(examples), requires_(requires), grads_(grads), items_(item_grads) {
+      : op_(op), b_(b), examples_(examples), requires_(needs_grad), grads_(grads), items_(item_grads) {
     for (const auto& a : op.args) values_.push_back(value_of(a));
   }
   const GraphOp& op() const override { return op_; }
@@ -194,13 +194,13 @@ std::optional<JointGraph> build_joint_graph(const CapturedGraph& g, const std::v
     }
   }
   // Which slots carry a gradient: those computed from a differentiable input.
-  std::vector<bool> requires(static_cast<size_t>(g.num_slots), false);
-  for (size_t i = 0; i < differentiable.size() && i < g.inputs.size(); ++i) requires[i] = differentiable[i];
+  std::vector<bool> needs_grad(static_cast<size_t>(g.num_slots), false);
+  for (size_t i = 0; i < differentiable.size() && i < g.inputs.size(); ++i) needs_grad[i] = differentiable[i];
   for (const auto& op : g.ops) {
     bool any = false;
     for (const auto& a : op.args) {
       if (has_sym(a)) return *why_not = fmt::format("dynamic shapes ({} has a symbolic size)", where(op)), std::nullopt;
-      for_each_slot(a, [&](int s) { any = any || requires[static_cast<size_t>(s)]; });
+      for_each_slot(a, [&](int s) { any = any || needs_grad[static_cast<size_t>(s)]; });
     }
     if (!any || is_non_differentiable(op.name)) continue;
     // An in-place op the functionalize pass had to keep (its target is read afterwards, or is an
@@ -208,7 +208,7 @@ std::optional<JointGraph> build_joint_graph(const CapturedGraph& g, const std::v
     if (!op.name.empty() && op.name.back() == '_') {
       return *why_not = fmt::format("in-place {} on a value that needs a gradient", where(op)), std::nullopt;
     }
-    for (int s : op.outputs) requires[static_cast<size_t>(s)] = carries_gradient(examples[static_cast<size_t>(s)]);
+    for (int s : op.outputs) needs_grad[static_cast<size_t>(s)] = carries_gradient(examples[static_cast<size_t>(s)]);
   }
   JointGraph joint;
   joint.forward = g;
@@ -221,7 +221,7 @@ std::optional<JointGraph> build_joint_graph(const CapturedGraph& g, const std::v
   std::map<int, std::vector<Val>> item_grads;
   for (size_t k = 0; k < g.outputs.size(); ++k) {
     int s = g.outputs[k];
-    if (!requires[static_cast<size_t>(s)]) continue;
+    if (!needs_grad[static_cast<size_t>(s)]) continue;
     if (!examples[static_cast<size_t>(s)].isTensor()) {
       return *why_not = "the graph returns a list or tuple of tensors that need gradients", std::nullopt;
     }
@@ -245,7 +245,7 @@ std::optional<JointGraph> build_joint_graph(const CapturedGraph& g, const std::v
     const DerivativeRule* rule = derivative_rule(op->name);
     if (!rule) return *why_not = fmt::format("no derivative rule for {}", where(*op)), std::nullopt;
     try {
-      OpGrads ctx(*op, builder, examples, requires, grads, item_grads);
+      OpGrads ctx(*op, builder, examples, needs_grad, grads, item_grads);
       (*rule)(ctx);
     } catch (const NoDerivative& e) {
       return *why_not = fmt::format("{}: {}", where(*op), e.what()), std::nullopt;
@@ -255,7 +255,7 @@ std::optional<JointGraph> build_joint_graph(const CapturedGraph& g, const std::v
   }
   for (size_t i = 0; i < g.inputs.size(); ++i) {
     auto it = grads.find(static_cast<int>(i));
-    if (!requires[i] || it == grads.end()) continue;
+    if (!needs_grad[i] || it == grads.end()) continue;
     joint.grad_inputs.push_back(static_cast<int>(i));
     joint.grad_input_slots.push_back(it->second.slot);
   }

@@ -130,11 +130,10 @@ TEST(LinearGemm, ActivationInTheOutputPassMatchesLinearThenActivation) {
   };
   for (const auto& [activation, eager_activation] : cases) {
     at::Tensor eager = eager_activation(at::linear(x, w, b));
-    std::vector<at::Tensor> ours = {PreparedLinear(w, &b, 7, activation)(x)};
-    at::Tensor wt = transposed_weight(w);
-    at::Tensor blas = linear_transposed(x, wt, &b);
+    at::Tensor prepared = PreparedLinear(w, &b, 7, activation)(x);
+    at::Tensor blas = linear_transposed(x, transposed_weight(w), &b);
     apply_activation(blas, activation);
-    ours.push_back(blas);
+    const std::vector<at::Tensor> ours = {prepared, blas};
     for (const at::Tensor& y : ours) {
       EXPECT_TRUE(at::equal(y.isnan(), eager.isnan())) << static_cast<int>(activation) << "\n" << y << eager;
       EXPECT_TRUE(at::equal(y.isinf(), eager.isinf())) << static_cast<int>(activation);

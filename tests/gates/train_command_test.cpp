@@ -170,7 +170,7 @@ TEST(TrainCommand, LossModelTrainsAModelThatReturnsItsLoss) {
 // AdamW (decoupled weight decay) and SGD with momentum step through the fused kernel too.
 TEST(TrainCommand, AdamWAndMomentumSgdAreFused) {
   TempDir dir;
-  for (const std::string& optimizer : {"--optimizer adamw --weight-decay 0.05", "--optimizer sgd --momentum 0.9"}) {
+  for (const std::string optimizer : {"--optimizer adamw --weight-decay 0.05", "--optimizer sgd --momentum 0.9"}) {
     auto r = tcprof("train " + sample_model("gpt_tiny") + kGpt + optimizer + " --lr 0.01 --steps 8 --batches 2 --json --db none");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     auto j = nlohmann::json::parse(r.output);
