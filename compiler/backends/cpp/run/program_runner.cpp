@@ -447,7 +447,10 @@ std::vector<AutotuneChoice> ProgramRunner::measure_autotune(const std::vector<c1
       });
       if (run > 0) native = std::min(native, t_native), eager = std::min(eager, t_eager);
     }
-    if (!ok) continue;
+    if (!ok) {  // the outputs were released: later kernels read them
+      for (int op : ops) run_extern(op, slots, bindings);
+      continue;
+    }
     // A GEMM against a prepared weight must win by 2% to be worth the weight's copy (memory, and
     // its time at every start): several of ConvNeXt's tied within 1% against a transposed one.
     const bool copy = n.kind == WindowKernel::Kind::LinearGemm;
