@@ -96,6 +96,25 @@ std::string version_file(const std::string& cache_dir, const std::string& progra
   return cache_dir + "/compilers/" + sha256_hex(material).substr(0, 32) + ".version";
 }
 
+// The first line `program --version` prints (words[1..] passed too); throws naming `compiler`.
+std::string ask_version(const std::string& compiler, const std::string& program, const std::vector<std::string>& words) {
+  std::vector<std::string> argv = words;
+  argv[0] = program;
+  argv.push_back("--version");
+  ProcessOptions options;
+  options.timeout_s = 60;
+  ProcessResult r = run_process(argv, options);
+  if (r.spawn_errno != 0) {
+    throw KernelLibraryError("C++ compiler '" + compiler + "' (" + program +
+                                 ") cannot be started: " + std::strerror(r.spawn_errno),
+                             "");
+  }
+  if (r.timed_out || !WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) {
+    throw KernelLibraryError("C++ compiler '" + compiler + "' (" + program + ") failed to run '--version'", r.output);
+  }
+  return r.output.substr(0, r.output.find('\n'));
+}
+
 // The compiler's identity for the cache key: resolved path, leading words, first --version line.
 // Computed once per process per compiler string and cache, and read from the cache when it holds it.
 std::string compiler_identity(const std::string& compiler, const std::vector<std::string>& words,
@@ -117,22 +136,7 @@ std::string compiler_identity(const std::string& compiler, const std::vector<std
   std::string version;
   if (!known.empty()) std::getline(std::ifstream(known), version);
   if (version.empty()) {
-    std::vector<std::string> argv = words;
-    argv[0] = program;
-    argv.push_back("--version");
-    ProcessOptions options;
-    options.timeout_s = 60;
-    ProcessResult r = run_process(argv, options);
-    if (r.spawn_errno != 0) {
-      throw KernelLibraryError("C++ compiler '" + compiler + "' (" + program +
-                                   ") cannot be started: " + std::strerror(r.spawn_errno),
-                               "");
-    }
-    if (r.timed_out || !WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) {
-      throw KernelLibraryError(
-          "C++ compiler '" + compiler + "' (" + program + ") failed to run '--version'", r.output);
-    }
-    version = r.output.substr(0, r.output.find('\n'));
+    version = ask_version(compiler, program, words);
     if (!known.empty() && !version.empty()) {
       try {
         ensure_dir(fs::path(known).parent_path().string());

@@ -20,16 +20,10 @@ namespace {
 // a * b + c with one rounding where the CPU has FMA, else two. Kernels are built with
 // -ffp-contract=off (kernel_library.cpp) so that each primitive rounds where eager's op does; the
 // math here asks for its fused multiply-adds by name.
-inline float tc_fma(float a, float b, float c) {
+template <typename T>
+inline T tc_fma(T a, T b, T c) {
 #ifdef __FMA__
-  return __builtin_fmaf(a, b, c);
-#else
-  return a * b + c;
-#endif
-}
-inline double tc_fma(double a, double b, double c) {
-#ifdef __FMA__
-  return __builtin_fma(a, b, c);
+  return std::fma(a, b, c);
 #else
   return a * b + c;
 #endif

@@ -9,7 +9,7 @@
 #include <ATen/ATen.h>
 
 #ifdef TCPROF_HAVE_ONEDNN
-#include <oneapi/dnnl/dnnl.hpp>
+#include "compiler/backends/cpp/run/onednn_support.h"
 #endif
 
 namespace tcprof {
@@ -51,11 +51,6 @@ namespace {
 
 using dnnl::memory;
 using Dims = memory::dims;
-
-dnnl::engine& cpu_engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
 
 dnnl::algorithm eltwise_of(OnednnConv::Activation a) {
   switch (a) {
@@ -159,7 +154,7 @@ struct OnednnConvolution::Impl {
   };
   std::unique_ptr<Direct> direct;
   memory::desc plain_weight_md;  // OIHW / GOIHW
-  dnnl::stream stream{cpu_engine()};
+  dnnl::stream stream{onednn_cpu_engine()};
   // Reorders by (from, to): built on first use, the same pair every call in practice.
   struct CachedReorder {
     memory::desc from, to;
@@ -173,18 +168,18 @@ struct OnednnConvolution::Impl {
       if (c.from == from && c.to == to) r = &c;
     }
     if (!r) {
-      reorders.push_back({from, to, dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), from, cpu_engine(), to))});
+      reorders.push_back({from, to, dnnl::reorder(dnnl::reorder::primitive_desc(onednn_cpu_engine(), from, onednn_cpu_engine(), to))});
       r = &reorders.back();
     }
-    memory s(from, cpu_engine(), src), d(to, cpu_engine(), dst);
+    memory s(from, onednn_cpu_engine(), src), d(to, onednn_cpu_engine(), dst);
     r->reorder.execute(stream, s, d);
   }
 
   // The plain weight reordered into the layout `p` computes with.
   at::Tensor prepack_weight(const dnnl::convolution_forward::primitive_desc& p, const at::Tensor& w) {
     at::Tensor packed = buffer_for(p.weights_desc());
-    memory from(plain_weight_md, cpu_engine(), w.data_ptr()), to(p.weights_desc(), cpu_engine(), packed.data_ptr());
-    dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), plain_weight_md, cpu_engine(), p.weights_desc()))
+    memory from(plain_weight_md, onednn_cpu_engine(), w.data_ptr()), to(p.weights_desc(), onednn_cpu_engine(), packed.data_ptr());
+    dnnl::reorder(dnnl::reorder::primitive_desc(onednn_cpu_engine(), plain_weight_md, onednn_cpu_engine(), p.weights_desc()))
         .execute(stream, from, to);
     stream.wait();
     return packed;
@@ -229,11 +224,7 @@ OnednnConvolution::OnednnConvolution(const OnednnConv& c, const at::Tensor& weig
   if (c.residual_slot >= 0) ops.append_sum(c.residual_scale);
   if (c.activation != OnednnConv::Activation::None && !clamps_after(c)) {
     auto [alpha, beta] = eltwise_params(c);
-#if DNNL_VERSION_MAJOR >= 3
-    ops.append_eltwise(eltwise_of(c.activation), alpha, beta);
-#else
-    ops.append_eltwise(1.f, eltwise_of(c.activation), alpha, beta);
-#endif
+    append_eltwise(ops, eltwise_of(c.activation), alpha, beta);
   }
   dnnl::primitive_attr attr;
   attr.set_post_ops(ops);
@@ -241,11 +232,11 @@ OnednnConvolution::OnednnConvolution(const OnednnConv& c, const at::Tensor& weig
   impl_ = std::make_unique<Impl>();
   impl_->make_pd = [=](dnnl::algorithm alg) {
 #if DNNL_VERSION_MAJOR >= 3
-    return dnnl::convolution_forward::primitive_desc(cpu_engine(), prop, alg, src_any, w_any, b_md, dst_any, strides,
+    return dnnl::convolution_forward::primitive_desc(onednn_cpu_engine(), prop, alg, src_any, w_any, b_md, dst_any, strides,
                                                      dilates, pad_l, pad_r, attr);
 #else
     dnnl::convolution_forward::desc d(prop, alg, src_any, w_any, b_md, dst_any, strides, dilates, pad_l, pad_r);
-    return dnnl::convolution_forward::primitive_desc(d, attr, cpu_engine());
+    return dnnl::convolution_forward::primitive_desc(d, attr, onednn_cpu_engine());
 #endif
   };
   at::Tensor w = weight.contiguous();
@@ -338,10 +329,10 @@ bool OnednnConvolution::run(const BlockedValue* input_blocked, const at::Tensor*
       pd = &d.pd, primitive = &d.primitive, weight = &d.weight;
     }
   }
-  memory src_mem(src_md, cpu_engine(), src), w_mem(pd->weights_desc(), cpu_engine(), weight->data_ptr()),
-      dst_mem(dst_md, cpu_engine(), out.data_ptr());
+  memory src_mem(src_md, onednn_cpu_engine(), src), w_mem(pd->weights_desc(), onednn_cpu_engine(), weight->data_ptr()),
+      dst_mem(dst_md, onednn_cpu_engine(), out.data_ptr());
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_DST, dst_mem}};
-  if (m.bias) args.emplace(DNNL_ARG_BIAS, memory(pd->bias_desc(), cpu_engine(), m.bias->data_ptr()));
+  if (m.bias) args.emplace(DNNL_ARG_BIAS, memory(pd->bias_desc(), onednn_cpu_engine(), m.bias->data_ptr()));
   primitive->execute(m.stream, args);
   if (clamps_after(c)) {
     // Zero padding of a blocked layout stays zero (clamp keeps 0 for every bound we fuse).

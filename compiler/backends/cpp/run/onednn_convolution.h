@@ -2,7 +2,8 @@
 // once for the compiled shapes, its weight reordered once into the layout it wants, and post-ops
 // (sum for the residual, one activation) fused into it. Values between convolutions of a chain stay
 // in the primitive's blocked layout; reorders happen only where a value enters or leaves the chain,
-// or where two primitives chose different blocked layouts. Only this file includes oneDNN.
+// or where two primitives chose different blocked layouts. Only this file and onednn_linear.cpp include oneDNN
+// (through run/onednn_support.h).
 #pragma once
 #include <memory>
 #include <optional>

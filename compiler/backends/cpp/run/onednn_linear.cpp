@@ -1,15 +1,15 @@
 #include "compiler/backends/cpp/run/onednn_linear.h"
 
-#include "compiler/backends/cpp/run/linear_gemm.h"
-
 #include <map>
 #include <mutex>
 #include <stdexcept>
 
 #include <ATen/ATen.h>
 
+#include "compiler/backends/cpp/run/linear_gemm.h"
+
 #ifdef TCPROF_HAVE_ONEDNN
-#include <oneapi/dnnl/dnnl.hpp>
+#include "compiler/backends/cpp/run/onednn_support.h"
 #endif
 
 namespace tcprof {
@@ -22,22 +22,13 @@ using dnnl::memory;
 using dt = memory::data_type;
 using tag = memory::format_tag;
 
-dnnl::engine& cpu_engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
 dnnl::primitive_attr attr_for(OnednnLinear::Activation a) {
   dnnl::primitive_attr attr;
   if (a == OnednnLinear::Activation::None) return attr;
   const dnnl::algorithm alg =
       a == OnednnLinear::Activation::Gelu ? dnnl::algorithm::eltwise_gelu_erf : dnnl::algorithm::eltwise_gelu_tanh;
   dnnl::post_ops ops;
-#if DNNL_VERSION_MAJOR >= 3
-  ops.append_eltwise(alg, 0.f, 0.f);
-#else
-  ops.append_eltwise(1.f, alg, 0.f, 0.f);
-#endif
+  append_eltwise(ops, alg, 0.f, 0.f);
   attr.set_post_ops(ops);
   return attr;
 }
@@ -47,9 +38,9 @@ dnnl::matmul::primitive_desc matmul_pd(int64_t rows, int64_t k, int64_t n, const
   memory::desc src({rows, k}, dt::f32, tag::ab), dst({rows, n}, dt::f32, tag::ab);
   memory::desc b = bias ? memory::desc({1, n}, dt::f32, tag::ab) : memory::desc();
 #if DNNL_VERSION_MAJOR >= 3
-  return dnnl::matmul::primitive_desc(cpu_engine(), src, weights, b, dst, attr_for(activation));
+  return dnnl::matmul::primitive_desc(onednn_cpu_engine(), src, weights, b, dst, attr_for(activation));
 #else
-  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, b, dst), attr_for(activation), cpu_engine());
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, b, dst), attr_for(activation), onednn_cpu_engine());
 #endif
 }
 
@@ -64,7 +55,7 @@ struct OnednnLinear::Impl {
   std::unique_ptr<memory> bias_mem;
   mutable std::mutex mu;
   mutable std::map<int64_t, std::unique_ptr<dnnl::matmul>> by_rows;  // null: no primitive, LibTorch
-  mutable dnnl::stream stream{cpu_engine()};
+  mutable dnnl::stream stream{onednn_cpu_engine()};
 
   const dnnl::matmul* primitive(int64_t rows) const {
     std::lock_guard<std::mutex> lock(mu);
@@ -93,13 +84,13 @@ OnednnLinear::OnednnLinear(const at::Tensor& w, const at::Tensor* bias, int64_t 
   try {
     auto pd = matmul_pd(rows, m.k, m.n, memory::desc({m.k, m.n}, dt::f32, tag::any), m.bias.defined(), activation);
     m.packed_md = pd.weights_desc();
-    m.packed = memory(m.packed_md, cpu_engine());
+    m.packed = memory(m.packed_md, onednn_cpu_engine());
     // The [N, K] weight is the [K, N] operand with strides (1, K): oneDNN's "ba".
     at::Tensor plain = w.contiguous();
-    memory from({{m.k, m.n}, dt::f32, tag::ba}, cpu_engine(), plain.data_ptr());
+    memory from({{m.k, m.n}, dt::f32, tag::ba}, onednn_cpu_engine(), plain.data_ptr());
     dnnl::reorder(from, m.packed).execute(m.stream, from, m.packed);
     m.stream.wait();
-    if (m.bias.defined()) m.bias_mem = std::make_unique<memory>(memory::desc({1, m.n}, dt::f32, tag::ab), cpu_engine(), m.bias.data_ptr());
+    if (m.bias.defined()) m.bias_mem = std::make_unique<memory>(memory::desc({1, m.n}, dt::f32, tag::ab), onednn_cpu_engine(), m.bias.data_ptr());
     m.by_rows.emplace(rows, std::make_unique<dnnl::matmul>(pd));
   } catch (const dnnl::error& e) {
     throw std::runtime_error(std::string("oneDNN matmul: ") + e.what());
@@ -121,8 +112,8 @@ at::Tensor OnednnLinear::operator()(const at::Tensor& x) const {
   }
   at::Tensor src = x.reshape({rows, m.k}).contiguous();
   at::Tensor y = at::empty(out_sizes, x.options());
-  memory src_mem({{rows, m.k}, dt::f32, tag::ab}, cpu_engine(), src.data_ptr());
-  memory dst_mem({{rows, m.n}, dt::f32, tag::ab}, cpu_engine(), y.data_ptr());
+  memory src_mem({{rows, m.k}, dt::f32, tag::ab}, onednn_cpu_engine(), src.data_ptr());
+  memory dst_mem({{rows, m.n}, dt::f32, tag::ab}, onednn_cpu_engine(), y.data_ptr());
   std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, m.packed}, {DNNL_ARG_DST, dst_mem}};
   if (m.bias_mem) args.emplace(DNNL_ARG_BIAS, *m.bias_mem);
   mm->execute(m.stream, args);

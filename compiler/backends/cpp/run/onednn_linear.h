@@ -2,7 +2,8 @@
 // the blocked layout its brgemm kernels read, so no call packs it again, and the bias added in the
 // kernel's output pass. On this Zen 4 at one thread it runs at 115 GFLOP/s on the GPT's shapes
 // where OpenBLAS runs at 100-107 (against a plain or a transposed weight alike), and at 108-110
-// against 91-98 on ViT-B's. Only this file and onednn_convolution.cpp include oneDNN.
+// against 91-98 on ViT-B's. Only this file and onednn_convolution.cpp include oneDNN
+// (through run/onednn_support.h).
 #pragma once
 #include <memory>
 

@@ -226,6 +226,11 @@ bool ProgramRunner::has_prepared_linears(size_t k) const {
   return n.kind == WindowKernel::Kind::LinearGemm || (n.kind == WindowKernel::Kind::Attention && n.attention.heads > 0);
 }
 
+void ProgramRunner::prepare_linears(size_t k) {
+  prepared_linear(k, 0);
+  if (program_.program.window_kernels[k].kind == WindowKernel::Kind::Attention) prepared_linear(k, 1);
+}
+
 const PreparedLinear& ProgramRunner::prepared_linear(size_t k, int which) {
   auto& prepared = prepared_linears_[k][static_cast<size_t>(which)];
   if (!prepared) {
@@ -424,10 +429,7 @@ std::vector<AutotuneChoice> ProgramRunner::measure_autotune(const std::vector<c1
     bool ok = true;
     int64_t native = INT64_MAX, eager = INT64_MAX;
     const std::vector<int> ops = covered_ops(n);
-    if (has_prepared_linears(k)) {  // not timed
-      prepared_linear(k, 0);
-      if (n.kind == WindowKernel::Kind::Attention) prepared_linear(k, 1);
-    }
+    if (has_prepared_linears(k)) prepare_linears(k);  // not timed
     // The outputs are released before each run, as the steady state releases them between calls:
     // a run that allocates while the last run's output is alive takes new memory and its page
     // faults (ConvNeXt-T's first GEMM + GELU measured 5.0 ms that way, 2.8 ms in steady state).
@@ -468,12 +470,8 @@ std::vector<std::string> ProgramRunner::use_autotune(const std::vector<AutotuneC
     const WindowKernel& n = program_.program.window_kernels[k];
     // A GEMM's prepared weight exists only where the GEMM is kept.
     if (has_prepared_linears(k)) {
-      if (c.use_libtorch) {
-        prepared_linears_[k] = {};
-      } else {
-        prepared_linear(k, 0);
-        if (n.kind == WindowKernel::Kind::Attention) prepared_linear(k, 1);
-      }
+      if (c.use_libtorch) prepared_linears_[k] = {};
+      else prepare_linears(k);
     }
     lines.push_back(fmt::format("  {}: {:.3f} ms, LibTorch {}: {:.3f} ms -> {}", n.name, static_cast<double>(c.kernel_ns) / 1e6,
                                 graph_.ops[static_cast<size_t>(n.op)].name, static_cast<double>(c.libtorch_ns) / 1e6,

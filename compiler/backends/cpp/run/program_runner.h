@@ -80,6 +80,7 @@ class ProgramRunner {
   std::vector<std::array<std::shared_ptr<const PreparedLinear>, 2>> prepared_linears_;
   const PreparedLinear& prepared_linear(size_t k, int which);
   bool has_prepared_linears(size_t k) const;
+  void prepare_linears(size_t k);  // every weight kernel k runs a GEMM against
   std::vector<std::vector<int>> release_after_;  // per step: slots no later step uses
 };
 
