@@ -505,6 +505,17 @@ TEST(FuzzBugs, AddWithAlphaRoundsOnceAsEagerDoes) {
                                 {f32({16, 17}), tensor(ST::Double, {1, 1}, Layout::Contiguous, 0)}));
 }
 
+// The same add with alpha where one operand is a row's sum, which the row kernel accumulates in
+// double: the fused multiply-add must take it as the float eager's tensor holds (fuzz seed
+// 20261130, case 161529571535256: the generated code did not compile).
+TEST(FuzzBugs, AddWithAlphaOfARowSumCompiles) {
+  expect_matches_eager(targeted("add with alpha of a row sum",
+                                "def forward(self, x0):\n"
+                                "    s = torch.sum(x0, [-1], keepdim=True)\n"
+                                "    return torch.add(s, x0, alpha=-1.5), torch.sub(x0, s, alpha=0.5)\n",
+                                {f32({6, 32})}));
+}
+
 TEST(FuzzBugs, InPlaceOnFoldedConstantLeaksAcrossCalls) {
   expect_matches_eager(targeted("in-place op on a constant-folded intermediate",
                                 "def forward(self, x0):\n"

@@ -172,7 +172,10 @@ class KernelWriter {
       case ExprOp::And: return fmt::format("({} && {})", a(0), a(1));
       case ExprOp::Or: return fmt::format("({} || {})", a(0), a(1));
       case ExprOp::Where: return fmt::format("({} ? {} : {})", a(0), a(1), a(2));
-      case ExprOp::Fma: return fp ? fmt::format("tc_fma({}, {}, {})", a(0), a(1), a(2)) : fmt::format("({} * {} + {})", a(0), a(1), a(2));
+      // <T>: an operand may be a wider accumulator (a row's double sum), rounded to T as eager's
+      // tensor of it is.
+      case ExprOp::Fma:
+        return fp ? fmt::format("tc_fma<{}>({}, {}, {})", T, a(0), a(1), a(2)) : fmt::format("({} * {} + {})", a(0), a(1), a(2));
       case ExprOp::ReduceSum:
       case ExprOp::ReduceMax:
       case ExprOp::ReduceMin: break;  // accumulators, written by the row loops
