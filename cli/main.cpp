@@ -11,6 +11,7 @@
 #include "compiler/runtime/torch_info.h"
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "core/libstdcxx_binding.h"
 #include "core/schema.h"
 
 #ifndef TCPROF_VERSION
@@ -22,12 +23,22 @@
 
 namespace {
 
+// Whether this binary's std::filesystem calls reach libstdc++ (core/libstdcxx_binding.h).
+std::string libstdcxx_text() {
+  if (tcprof::libstdcxx::restarted()) {
+    return "this binary lists LibTorch before libstdc++, so it restarted itself with libstdc++ preloaded "
+           "(rebuild it with tcprof's CMake build to avoid the restart)";
+  }
+  return tcprof::libstdcxx::describe(tcprof::libstdcxx::check());
+}
+
 std::string version_text() {
   return fmt::format(
-      "tcprof {}\nLibTorch {}\nSQLite {} (database schema {})\nCUDA/CUPTI support: {}\n",
+      "tcprof {}\nLibTorch {}\nSQLite {} (database schema {})\nCUDA/CUPTI support: {}\nlibstdc++: {}\n",
       TCPROF_VERSION, tcprof::libtorch_version(), sqlite3_libversion(), tcprof::kSchemaVersion,
       TCPROF_HAVE_CUDA ? "built (loaded at run time when a GPU driver is present)"
-                       : "not built (no CUDA toolkit at build time)");
+                       : "not built (no CUDA toolkit at build time)",
+      libstdcxx_text());
 }
 
 }  // namespace

@@ -100,6 +100,8 @@ TEST(VersionFlag, NamesEveryComponent) {
   EXPECT_NE(r.output.find("LibTorch "), std::string::npos) << r.output;  // 1.13 (Debian 12) or 2.x
   EXPECT_NE(r.output.find("SQLite 3"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("CUDA/CUPTI support"), std::string::npos) << r.output;
+  // Built by tcprof's CMake, libstdc++ comes first: no restart, calls go to libstdc++.
+  EXPECT_NE(r.output.find("libstdc++: std::filesystem calls go to libstdc++"), std::string::npos) << r.output;
 }
 
 // A CUDA run as CUPTI records it: GPU kernels first by time on the GPU, the host's kernels next,

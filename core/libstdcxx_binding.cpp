@@ -1,0 +1,150 @@
+#include "core/libstdcxx_binding.h"
+
+#include <cxxabi.h>
+#include <dlfcn.h>
+#include <link.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <vector>
+
+namespace tcprof::libstdcxx {
+namespace {
+
+// remove_all is the function that crashed (TempDir::~TempDir -> libtorch.so -> address 0);
+// path::_M_split_cmpts is behind nearly every path operation. A library that comes before
+// libstdc++ in the search order takes them all, so these stand for the whole set.
+constexpr const char* kSymbols[] = {
+    "_ZNSt10filesystem10remove_allERKNS_7__cxx114pathERSt10error_code",
+    "_ZNSt10filesystem10remove_allERKNS_7__cxx114pathE",
+    "_ZNSt10filesystem7__cxx114path14_M_split_cmptsEv",
+};
+constexpr const char* kRestartedVar = "TCPROF_LIBSTDCXX_RESTARTED";
+constexpr const char* kCallerPreloadVar = "TCPROF_LIBSTDCXX_CALLER_LD_PRELOAD";
+
+bool g_restarted = false;
+
+std::string demangle(const char* name) {
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> text(abi::__cxa_demangle(name, nullptr, nullptr, &status), &std::free);
+  return status == 0 && text ? std::string(text.get()) : std::string(name);
+}
+
+const link_map* map_of(void* handle) {
+  link_map* map = nullptr;
+  if (!handle || dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0) return nullptr;
+  return map;
+}
+
+struct Handle {
+  void* h;
+  explicit Handle(void* handle) : h(handle) {}
+  ~Handle() {
+    if (h) dlclose(h);
+  }
+};
+
+[[noreturn]] void fail(const std::string& message) {
+  std::fprintf(stderr, "%s: error: %s\n", program_invocation_short_name, message.c_str());
+  std::fflush(stderr);
+  _exit(3);
+}
+
+std::vector<std::string> own_arguments() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> args;
+  for (size_t start = 0; start < all.size();) {
+    size_t end = all.find('\0', start);
+    if (end == std::string::npos) end = all.size();
+    args.push_back(all.substr(start, end - start));
+    start = end + 1;
+  }
+  return args;
+}
+
+}  // namespace
+
+Binding check() {
+  Binding result;
+  Handle libstdcxx(dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_NOLOAD));
+  const link_map* own_map = map_of(libstdcxx.h);
+  if (!own_map) return result;  // no shared libstdc++ in this process: calls cannot go astray
+  result.libstdcxx = own_map->l_name;
+  Handle program(dlopen(nullptr, RTLD_LAZY));
+  const link_map* program_map = map_of(program.h);
+  for (const char* symbol : kSymbols) {
+    void* own = dlsym(libstdcxx.h, symbol);
+    if (!own) continue;  // a libstdc++ without it: nothing to compare
+    void* first = dlsym(RTLD_DEFAULT, symbol);
+    if (first == own) continue;
+    Dl_info info{};
+    link_map* map = nullptr;
+    if (!first || !dladdr1(first, &info, reinterpret_cast<void**>(&map), RTLD_DL_LINKMAP)) continue;
+    if (map == program_map) continue;  // the program's own copy (a static libstdc++): its calls stay inside it
+    result.ok = false;
+    result.symbol = demangle(symbol);
+    result.bound_to = info.dli_fname ? info.dli_fname : "another library";
+    return result;
+  }
+  return result;
+}
+
+std::string describe(const Binding& binding) {
+  if (binding.ok) {
+    return binding.libstdcxx.empty() ? "libstdc++ is linked statically"
+                                     : "std::filesystem calls go to libstdc++ (" + binding.libstdcxx + ")";
+  }
+  return "calls to " + binding.symbol + " go to " + binding.bound_to + " instead of libstdc++" +
+         (binding.libstdcxx.empty() ? "" : " (" + binding.libstdcxx + ")") +
+         ": the program was linked with that library before libstdc++, and official LibTorch builds export "
+         "copies of libstdc++'s std::filesystem functions that crash. Link libstdc++ first: "
+         "-Wl,--push-state,--no-as-needed,-lstdc++,--pop-state before LibTorch (tcprof's own build does; a "
+         "program built with find_package(tcprof) gets it from the tcprof::tcprof target)";
+}
+
+void restart_with_libstdcxx_first_if_needed() {
+  if (std::getenv(kRestartedVar)) {
+    // The restarted process: LD_PRELOAD has done its work for this process; its children (the C++
+    // compiler, a shell, another tcprof) get the caller's environment back.
+    if (const char* caller = std::getenv(kCallerPreloadVar)) {
+      setenv("LD_PRELOAD", caller, 1);
+    } else {
+      unsetenv("LD_PRELOAD");
+    }
+    unsetenv(kCallerPreloadVar);
+    unsetenv(kRestartedVar);
+    Binding binding = check();
+    if (!binding.ok) fail(describe(binding) + " (restarting with libstdc++ preloaded did not change that)");
+    g_restarted = true;
+    return;
+  }
+  Binding binding = check();
+  if (binding.ok) return;
+  if (binding.libstdcxx.empty()) fail(describe(binding));
+  std::string preload = binding.libstdcxx;
+  if (const char* caller = std::getenv("LD_PRELOAD")) {
+    setenv(kCallerPreloadVar, caller, 1);
+    if (*caller) preload += std::string(" ") + caller;
+  }
+  setenv(kRestartedVar, "1", 1);
+  setenv("LD_PRELOAD", preload.c_str(), 1);
+  std::vector<std::string> args = own_arguments();
+  if (args.empty()) fail(describe(binding) + " (cannot read /proc/self/cmdline to restart)");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(nullptr);
+  execv("/proc/self/exe", argv.data());
+  fail(describe(binding) + " (restarting with libstdc++ preloaded failed: " + std::strerror(errno) + ")");
+}
+
+bool restarted() { return g_restarted; }
+
+}  // namespace tcprof::libstdcxx
