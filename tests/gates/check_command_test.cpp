@@ -127,7 +127,9 @@ TEST(CheckCommand, MoreEagerFallbacksFail) {
   for (std::string line; std::getline(lines, line);) {
     size_t columns = 0;
     for (unsigned char c : line) columns += (c & 0xC0) != 0x80;
-    if (line.find("--baseline") == std::string::npos && line.find("/tmp") == std::string::npos) {
+    // Paths are never cut: the model's (as long as the build folder) and the temporary folder's.
+    if (line.find("--baseline") == std::string::npos && line.find("/tmp") == std::string::npos &&
+        line.find("gate_base.pt") == std::string::npos) {
       EXPECT_LE(columns, 80u) << line;
     }
   }

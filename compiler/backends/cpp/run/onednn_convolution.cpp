@@ -142,6 +142,7 @@ struct OnednnConvolution::Impl {
   memory::desc dense_src, dense_dst;  // NCHW
   at::Tensor weight;                  // in pd.weights_desc()
   std::optional<at::Tensor> bias;
+  bool failed = false;  // an execution failed: LibTorch runs this step from then on
   // Winograd: the direct algorithm on the same layouts, built on the first source Winograd must not
   // take, and what it is built from.
   bool winograd = false;
@@ -289,6 +290,8 @@ bool OnednnConvolution::run(const BlockedValue* input_blocked, const at::Tensor*
   if (!in_blocked && !dense_fits(input_dense, c.n, c.c, c.h, c.w)) return false;
   const bool res_blocked = residual_blocked && residual_blocked->buffer.defined() && residual_blocked->producer;
   if (c.residual_slot >= 0 && !res_blocked && !dense_fits(residual_dense, c.n, c.oc, c.oh, c.ow)) return false;
+  const bool operands_dense = !in_blocked && !res_blocked;
+  if (m.failed && operands_dense) return false;
 
   const memory::desc src_md = m.pd.src_desc(), dst_md = m.pd.dst_desc();
   // Source: used where it is when its layout is the one the primitive wants.
@@ -333,7 +336,17 @@ bool OnednnConvolution::run(const BlockedValue* input_blocked, const at::Tensor*
       dst_mem(dst_md, onednn_cpu_engine(), out.data_ptr());
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_DST, dst_mem}};
   if (m.bias) args.emplace(DNNL_ARG_BIAS, memory(pd->bias_desc(), onednn_cpu_engine(), m.bias->data_ptr()));
-  primitive->execute(m.stream, args);
+  try {
+    primitive->execute(m.stream, args);
+  } catch (const dnnl::error& e) {
+    // Seen with PyPI's LibTorch 2.11 in the process: Debian's oneDNN 2.6 answered "unimplemented"
+    // from a grouped convolution's execute (its gemm implementation) after LibTorch's own OpenMP
+    // regions had run, having run it once before. With dense operands LibTorch computes the step
+    // instead, now and from then on; a blocked operand exists only here, so that is an error.
+    if (!operands_dense) throw std::runtime_error(std::string("oneDNN convolution failed: ") + e.what());
+    m.failed = true;
+    return false;
+  }
   if (clamps_after(c)) {
     // Zero padding of a blocked layout stays zero (clamp keeps 0 for every bound we fuse).
     at::Tensor values = out.view(at::kFloat);

@@ -54,7 +54,8 @@ class OnednnConvolution {
   // Runs the step. The input and the residual each come blocked (from their producer) or dense
   // (NCHW, contiguous, the compiled shape); `residual_owned` allows writing the output over the
   // residual's buffer. Fills `blocked` and/or `dense` as the step's output layout asks. Returns
-  // false when a dense operand does not have the compiled shape (the caller runs LibTorch instead).
+  // false when a dense operand does not have the compiled shape, or when oneDNN failed to run it
+  // on dense operands (the caller runs LibTorch instead).
   bool run(const BlockedValue* input_blocked, const at::Tensor* input_dense, BlockedValue* residual_blocked,
            const at::Tensor* residual_dense, bool residual_owned, BlockedValue* blocked, at::Tensor* dense);
 
