@@ -4,27 +4,47 @@
 BUILD_DIR ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
+CMAKE ?= cmake
+CTEST ?= $(patsubst %cmake,%ctest,$(CMAKE))
+CMAKE_ARGS ?=
+# A pip-installed PyTorch to build against instead of Debian's LibTorch (README, "Building against
+# your PyTorch"): make test TORCH_PYTHON=/path/to/venv/bin/python. Its LibTorch is linked, its
+# CUDA and CUPTI are used when that torch has CUDA, and it scripts the sample models.
+TORCH_PYTHON ?=
+ifneq ($(TORCH_PYTHON),)
+TORCH_PREFIX = $(shell $(TORCH_PYTHON) -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null)
+TORCH_CMAKE_ARGS = -DCMAKE_PREFIX_PATH=$(TORCH_PREFIX) -DTCPROF_TORCH_PYTHON=$(TORCH_PYTHON)
+DEPS_ARGS = --without-torch
+endif
+# ccache (CMake uses it when present) hits across checkouts in other folders and on the files that
+# include a precompiled header.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := true
+export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 # Builds take a lock so that two builds never share the machine's two cores.
 LOCK := flock $(BUILD_DIR)/.build.lock
 
-.PHONY: all deps configure build test demo bench bench-table bench-train-table check-libtorch2 check-libtorch2-cuda clean
+.PHONY: all deps configure build test demo bench bench-table bench-train-table check-libtorch2 check-libtorch2-cuda \
+        check-torch-wheel package check-package clean
 
 all: build
 
 deps:
-	@bash scripts/install-deps.sh
+	@bash scripts/install-deps.sh $(DEPS_ARGS)
 
 $(BUILD_DIR)/build.ninja:
+	@if [ -n "$(TORCH_PYTHON)" ] && [ -z "$(TORCH_PREFIX)" ]; then \
+	  echo "TORCH_PYTHON=$(TORCH_PYTHON) cannot import torch: install PyTorch there (pip install torch) or name another python" >&2; exit 2; fi
 	@mkdir -p $(BUILD_DIR)
-	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+	$(CMAKE) -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(TORCH_CMAKE_ARGS) $(CMAKE_ARGS)
 
 configure: $(BUILD_DIR)/build.ninja
 
 build: deps configure
-	$(LOCK) cmake --build $(BUILD_DIR) -j $(JOBS)
+	$(LOCK) $(CMAKE) --build $(BUILD_DIR) -j $(JOBS)
 
 test: build
-	cd $(BUILD_DIR) && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j $(JOBS) --timeout 600
+	cd $(BUILD_DIR) && QT_QPA_PLATFORM=offscreen $(CTEST) --output-on-failure -j $(JOBS) --timeout 600
 
 demo: build
 	@bash scripts/demo.sh $(BUILD_DIR)
@@ -45,6 +65,18 @@ check-libtorch2:
 
 check-libtorch2-cuda:
 	@bash scripts/check-libtorch2.sh --cuda $(BUILD_DIR)/libtorch2-cuda
+
+# The official LibTorch: PyPI's torch 2.11 and the newest release (TORCH_WHEEL_VERSIONS="2.11.0 newest"),
+# each built with `make test TORCH_PYTHON=...` as a pip user builds it (scripts/check-torch-wheel.sh).
+check-torch-wheel:
+	@bash scripts/check-torch-wheel.sh $(BUILD_DIR)/torch-wheel
+
+# A .deb of this build (CPack; Debian's LibTorch) and its check in a fresh Debian 12 chroot.
+package: build
+	cd $(BUILD_DIR) && $(patsubst %cmake,%cpack,$(CMAKE)) -G DEB
+
+check-package: package
+	@bash scripts/check-package.sh $(BUILD_DIR)
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/completion.h"
 #include "compiler/runtime/torch_info.h"
 #include "core/error.h"
 #include "core/interrupt.h"
@@ -50,6 +51,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
   bool show_version = false;
   app.add_flag("--version", show_version, "Print versions of tcprof, LibTorch, SQLite and CUDA support");
+  bool show_completion = false;
+  app.add_flag("--bash-completion", show_completion, "Print a bash completion script")->group("");
   tcprof::cli::add_explain_command(app);
   tcprof::cli::add_run_command(app);
   tcprof::cli::add_breaks_command(app);
@@ -65,6 +68,10 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
     if (show_version) {
       std::cout << version_text();
+      return 0;
+    }
+    if (show_completion) {
+      std::cout << tcprof::cli::bash_completion(app);
       return 0;
     }
     if (app.get_subcommands().empty()) {

@@ -12,12 +12,10 @@
 
 #include "cli/text_format.h"
 #include "compiler/runtime/device.h"
-#ifdef TCPROF_HAVE_CUPTI
-#include "profiler/cupti_collector.h"
-#endif
 #include "compiler/runtime/torch_info.h"
 #include "core/error.h"
 #include "core/run_reader.h"
+#include "profiler/gpu_recording.h"
 
 namespace tcprof::cli {
 
@@ -71,25 +69,6 @@ bool recorded_nothing(const std::string& db_path) {
   } catch (const std::exception&) {
     return false;  // unreadable: leave it for the user to see
   }
-}
-
-// Every CUDA run records its GPU kernels through CUPTI. Without libcupti or a driver the run goes
-// on and says once why GPU kernels are missing.
-std::shared_ptr<LaunchObserver> start_gpu_collector(RunWriter& writer, ProfileMode mode) {
-#ifdef TCPROF_HAVE_CUPTI
-  CuptiCollector::Options options;
-  options.mode = mode;
-  std::string error;
-  std::shared_ptr<CuptiCollector> collector = CuptiCollector::start(writer, options, &error);
-  if (!collector) fmt::print(stderr, "tcprof: warning: GPU kernels are not recorded: {}\n", error);
-  return collector;
-#else
-  (void)writer;
-  (void)mode;
-  fmt::print(stderr, "tcprof: warning: GPU kernels are not recorded: this tcprof was built without CUPTI "
-                     "(no cupti.h in the CUDA toolkit at build time)\n");
-  return nullptr;
-#endif
 }
 
 void remove_database(const std::string& path) {
@@ -217,7 +196,9 @@ ModelSession open_model_session(const ModelOptions& o, const std::string& comman
   }
   s.profiler = std::make_unique<CpuProfiler>(s.writer.get(), *mode);
   if (s.device.is_cuda() && s.writer && *mode != ProfileMode::Off) {
-    s.gpu_collector = start_gpu_collector(*s.writer, *mode);
+    std::string why;
+    s.gpu_collector = start_gpu_recording(*s.writer, *mode, &why);
+    if (!s.gpu_collector) fmt::print(stderr, "tcprof: warning: GPU kernels are not recorded: {}\n", why);
     s.profiler->set_launch_observer(s.gpu_collector.get());  // GPU kernels carry call and graph
   }
   return s;

@@ -1,23 +1,8 @@
 # How tcprof links LibTorch (included by the top-level CMakeLists.txt after find_package(Torch)).
 
-# TorchConfig.cmake looks for c10 with find_library(... PATHS <prefix>/lib), which searches the
-# system first: with Debian's libtorch-dev installed beside a pip wheel it picked Debian's libc10.so
-# next to the wheel's other libraries. Take the one beside the LibTorch that was found.
-if(c10_LIBRARY AND EXISTS "${TORCH_INSTALL_PREFIX}/lib/libc10.so")
-  file(REAL_PATH "${c10_LIBRARY}" _c10_found)
-  file(REAL_PATH "${TORCH_INSTALL_PREFIX}/lib/libc10.so" _c10_beside)
-  if(NOT _c10_found STREQUAL _c10_beside)
-    message(STATUS "tcprof: using ${TORCH_INSTALL_PREFIX}/lib/libc10.so, not ${c10_LIBRARY}")
-    set(_libraries "")
-    foreach(_library IN LISTS TORCH_LIBRARIES)
-      if(_library STREQUAL c10_LIBRARY)
-        set(_library "${TORCH_INSTALL_PREFIX}/lib/libc10.so")
-      endif()
-      list(APPEND _libraries "${_library}")
-    endforeach()
-    set(TORCH_LIBRARIES ${_libraries})
-  endif()
-endif()
+# Debian's libc10 must not stand in for the wheel's (cmake/TcprofTorchLibraries.cmake).
+include(${CMAKE_CURRENT_LIST_DIR}/TcprofTorchLibraries.cmake)
+tcprof_torch_libraries(TORCH_LIBRARIES)
 
 # One interface target carries LibTorch's headers (as system headers: their warnings are not
 # ours), flags and libraries. Only compiler/, profiler/ and cli/ may link it.

@@ -12,7 +12,8 @@ declare -A allowed=(
   [profiler]="core analysis profiler"
   [compiler]="core profiler compiler"
   [gui]="core analysis gui"
-  [cli]="core analysis profiler compiler cli"
+  [api]="core profiler compiler api"
+  [cli]="core analysis profiler compiler api cli"
 )
 
 status=0

@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # Installs everything tcprof needs from Debian packages. Idempotent and quick when all is present:
 # apt is only touched when a package is missing.
+#   scripts/install-deps.sh                  with Debian's LibTorch 1.13 (the default build)
+#   scripts/install-deps.sh --without-torch  everything but LibTorch, for a build against the
+#                                            LibTorch of a pip-installed PyTorch (TORCH_PYTHON=...)
 set -euo pipefail
+
+torch_packages=(libtorch-dev python3-torch python3-torchvision)
+[[ "${1:-}" == "--without-torch" ]] && torch_packages=()
 
 packages=(
   build-essential cmake ninja-build pkg-config git
-  libtorch-dev python3-torch python3-torchvision libopenblas0
+  "${torch_packages[@]}" libopenblas0
   libdnnl-dev
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev
   libsqlite3-dev sqlite3 libfmt-dev libcli11-dev nlohmann-json3-dev

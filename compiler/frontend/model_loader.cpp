@@ -17,6 +17,22 @@ std::string first_line(const std::string& s) {
   return line.size() > 200 ? line.substr(0, 200) + "..." : line;
 }
 
+// The method's arguments (without self); Error(Usage) when the module has no such method.
+void describe_method(LoadedModel& model) {
+  auto found = model.module.find_method(model.method);
+  if (!found) {
+    std::string names;
+    for (const auto& m : model.module.get_methods()) names += (names.empty() ? "" : ", ") + m.name();
+    throw Error(ErrorKind::Usage, fmt::format("model '{}' has no method '{}' (it has: {})", model.path, model.method,
+                                              names.empty() ? "none" : names));
+  }
+  const auto& schema = found->function().getSchema();
+  for (size_t i = 1; i < schema.arguments().size(); ++i) {
+    model.argument_names.push_back(schema.arguments()[i].name());
+    model.argument_types.push_back(schema.arguments()[i].type());
+  }
+}
+
 }  // namespace
 
 LoadedModel load_model(const std::string& path, const std::string& method) {
@@ -52,18 +68,16 @@ LoadedModel load_model(const std::string& path, const std::string& method) {
   } catch (const std::exception& e) {
     throw Error(ErrorKind::Input, fmt::format("'{}' could not be loaded: {}", path, first_line(e.what())));
   }
-  auto found = model.module.find_method(method);
-  if (!found) {
-    std::string names;
-    for (const auto& m : model.module.get_methods()) names += (names.empty() ? "" : ", ") + m.name();
-    throw Error(ErrorKind::Usage, fmt::format("model '{}' has no method '{}' (it has: {})", path, method,
-                                              names.empty() ? "none" : names));
-  }
-  const auto& schema = found->function().getSchema();
-  for (size_t i = 1; i < schema.arguments().size(); ++i) {
-    model.argument_names.push_back(schema.arguments()[i].name());
-    model.argument_types.push_back(schema.arguments()[i].type());
-  }
+  describe_method(model);
+  return model;
+}
+
+LoadedModel model_from_module(torch::jit::Module module, const std::string& name, const std::string& method) {
+  LoadedModel model;
+  model.path = name;
+  model.method = method;
+  model.module = std::move(module);
+  describe_method(model);
   return model;
 }
 

@@ -21,4 +21,9 @@ struct LoadedModel {
 // TorchScript or is truncated, and Error(Usage) for a method the model does not have.
 LoadedModel load_model(const std::string& path, const std::string& method = "forward");
 
+// A module already in memory (the C++ API); `name` stands for its path, and it has no sha256.
+// Throws Error(Usage) for a method the module does not have.
+LoadedModel model_from_module(torch::jit::Module module, const std::string& name,
+                              const std::string& method = "forward");
+
 }  // namespace tcprof

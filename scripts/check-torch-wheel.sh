@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Builds tcprof against the official LibTorch inside PyPI's torch wheels and runs its tests, the way
+# a user who has pip's PyTorch builds it: `make test TORCH_PYTHON=<their python>`, with CMake 4
+# from PyPI (the GPU machines build with CMake 4). The default versions are 2.11.0 (the GPU
+# machines' PyTorch) and the newest release on PyPI.
+#
+#   scripts/check-torch-wheel.sh [ROOT]     ROOT default build/torch-wheel; per version
+#                                           ROOT/VERSION/{venv,build,ctest.log}
+#   TORCH_WHEEL_VERSIONS="2.11.0 newest"    the versions to check
+#   TORCH_WHEEL_GUI=ON                      build the GUI too (off: Qt does not touch LibTorch,
+#                                           and the Debian build tests it)
+# Release builds without debug info and without the benchmarks: a wheel's LibTorch headers take
+# about twice as long to compile as Debian's, and CI builds two of them.
+#
+# Each wheel is a CUDA build (~4.7 GB with NVIDIA's runtime wheels, ~1.5 min to install here); its
+# LibTorch runs without a GPU. Tests that need a GPU skip themselves. The sample models are scripted
+# by the wheel's own Python; where torchvision has no release for that torch yet, the newest
+# torchvision is installed without its dependencies (its models are plain Python; only its C++
+# ops, which the samples do not use, are built for another torch).
+set -euo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+root=$(realpath -m "${1:-$src/build/torch-wheel}")
+versions=${TORCH_WHEEL_VERSIONS:-"2.11.0 newest"}
+gui=${TORCH_WHEEL_GUI:-OFF}
+python=${TORCH_WHEEL_BASE_PYTHON:-python3}
+
+newest() {  # the newest version of a PyPI package
+  "$python" -m pip index versions "$1" 2>/dev/null | sed -n 's/^[^ ]* (\(.*\))$/\1/p' | head -1
+}
+
+# torchvision X.Y pairs with torch 2.(Y-15): 0.26 with 2.11.
+torchvision_for() {
+  local minor=${1#2.}; minor=${minor%%.*}
+  echo "0.$((minor + 15))"
+}
+
+summary=()
+status=0
+for version in $versions; do
+  [[ $version == newest ]] && version=$(newest torch)
+  [[ -n $version ]] || { echo "check-torch-wheel: PyPI lists no torch release (is PyPI reachable?)" >&2; exit 2; }
+  dir=$root/$version
+  venv=$dir/venv
+  echo "== torch $version in $dir"
+  if [[ ! -f $venv/.tcprof-ready ]]; then
+    rm -rf "$venv"
+    "$python" -m venv "$venv"
+    "$venv/bin/pip" install -q "torch==$version" "cmake>=4,<5" numpy
+    vision=$(torchvision_for "$version")
+    if ! "$venv/bin/pip" install -q "torchvision==$vision.*" "torch==$version" 2>/dev/null; then
+      echo "check-torch-wheel: no torchvision $vision for torch $version: the newest torchvision, without its dependencies"
+      "$venv/bin/pip" install -q --no-deps torchvision pillow
+    fi
+    touch "$venv/.tcprof-ready"
+  fi
+  "$venv/bin/python" -c 'import torch, torchvision; print("torch", torch.__version__, "cuda", torch.version.cuda, "torchvision", torchvision.__version__)'
+  # The README's command for a pip user, in a build folder of its own.
+  set +e
+  make -C "$src" test BUILD_DIR="$dir/build" TORCH_PYTHON="$venv/bin/python" CMAKE="$venv/bin/cmake" \
+    BUILD_TYPE=Release CMAKE_ARGS="-DTCPROF_BUILD_GUI=$gui -DTCPROF_BUILD_BENCHMARKS=OFF" 2>&1 | tee "$dir/ctest.log"
+  rc=${PIPESTATUS[0]}
+  set -e
+  result=$(grep -E '^[0-9]+% tests passed' "$dir/ctest.log" | tail -1)
+  summary+=("torch $version: ${result:-no test result (exit $rc)}")
+  [[ $rc -eq 0 ]] || status=1
+done
+echo
+echo "check-torch-wheel:"
+printf '  %s\n' "${summary[@]}"
+exit $status
