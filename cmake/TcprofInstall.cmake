@@ -4,9 +4,13 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-# Installed programs keep the path to a LibTorch outside the system's library folders (a pip
-# wheel's), as the build tree does.
-set_target_properties(tcprof tcprof_api PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
+# Installed programs find a LibTorch outside the system's library folders (a pip wheel's) where
+# it was at build time, as the build tree does.
+set(_torch_rpath "")
+if(NOT TORCH_INSTALL_PREFIX STREQUAL "/usr")
+  set(_torch_rpath "${TORCH_INSTALL_PREFIX}/lib")
+endif()
+set_target_properties(tcprof tcprof_api PROPERTIES INSTALL_RPATH "${_torch_rpath}" INSTALL_RPATH_USE_LINK_PATH ON)
 install(TARGETS tcprof RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(TARGET tcprof-gui)
   install(TARGETS tcprof-gui RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -1,6 +1,7 @@
 # How tcprof links LibTorch (included by the top-level CMakeLists.txt after find_package(Torch)).
 
-# Debian's libc10 must not stand in for the wheel's (cmake/TcprofTorchLibraries.cmake).
+# Debian's libc10 and the toolkit's CUDA runtime must not stand in for a wheel's
+# (cmake/TcprofTorchLibraries.cmake).
 include(${CMAKE_CURRENT_LIST_DIR}/TcprofTorchLibraries.cmake)
 tcprof_torch_libraries(TORCH_LIBRARIES)
 

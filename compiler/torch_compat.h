@@ -1,5 +1,6 @@
 // The one place where LibTorch 1.13 (Debian 12) and 2.x (official downloads, Debian 13) differ for
-// tcprof. Code elsewhere uses these names and never tests TORCH_VERSION_* itself.
+// tcprof. Code elsewhere uses these names and never tests TORCH_VERSION_* itself. Autograd nodes:
+// compiler/torch_compat_autograd.h.
 #pragma once
 #include <torch/version.h>
 

@@ -130,7 +130,7 @@ bool op_pow(GeneratorState& g, int si) {
     }
     case 1:
       if (b > 20) return false;
-      return emit(g, fmt::format(g.chance(0.5) ? "torch.pow({}, 3)" : "{} ** 3", x), like(s, s.dtype, b * b * b, false), "pow", {si});
+      return emit(g, fmt::format(fmt::runtime(g.chance(0.5) ? "torch.pow({}, 3)" : "{} ** 3"), x), like(s, s.dtype, b * b * b, false), "pow", {si});
     case 2:
       if (!g.options().known_bug_patterns && s.erf_error) return false;
       return emit(g, fmt::format("torch.pow(torch.abs({}), 0.5)", x), like(s, s.dtype, std::sqrt(b) + 1, false), "pow", {si});
@@ -173,7 +173,7 @@ bool op_arith(GeneratorState& g, int si) {
   double bound;
   bool exact = !is_float(out);
   if (which == 0) {
-    e = !alpha.empty() ? fmt::format(g.chance(0.5) ? "torch.add({}, {}, alpha={})" : "{}.add({}, alpha={})", x, y.text, alpha)
+    e = !alpha.empty() ? fmt::format(fmt::runtime(g.chance(0.5) ? "torch.add({}, {}, alpha={})" : "{}.add({}, alpha={})"), x, y.text, alpha)
         : g.chance(0.6) ? fmt::format("{} + {}", x, y.text)
         : g.chance(0.5) ? fmt::format("{} + {}", y.text, x)
                          : fmt::format("torch.add({}, {})", x, y.text);
@@ -221,7 +221,7 @@ bool op_div(GeneratorState& g, int si) {
       rq.allow_number = false;
       Operand y = g.partner(s, rq);
       auto v = binary_result(s, y, as_float(result_type({sp, y.participant()})), kFloatCap, false);
-      return v && emit(g, fmt::format(g.chance(0.5) ? "{} / {}" : "torch.div({}, {})", x, y.text), *v, "div", reads_of(si, y));
+      return v && emit(g, fmt::format(fmt::runtime(g.chance(0.5) ? "{} / {}" : "torch.div({}, {})"), x, y.text), *v, "div", reads_of(si, y));
     }
   }
 }

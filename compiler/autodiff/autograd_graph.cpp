@@ -4,6 +4,7 @@
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/functions/utils.h>
 
+#include "compiler/torch_compat_autograd.h"
 #include "core/error.h"
 
 namespace tcprof {
@@ -25,7 +26,7 @@ class CompiledBackward : public torch::autograd::Node {
   void add_output(at::Tensor& t) {
     shapes_.push_back(t.sizes().vec());
     options_.push_back(t.options());
-    torch::autograd::set_history(t, shared_from_this());
+    torch::autograd::set_history(t, compat::owning_pointer(this));
   }
 
   torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
@@ -94,7 +95,7 @@ class AutogradGraph : public CompiledGraph {
     for (int input : g.saved_inputs) saved.push_back(input >= 0 ? all[static_cast<size_t>(input)] : out[next_output++]);
     out.resize(g.graph_outputs);
     if (!record) return out;
-    auto node = std::make_shared<CompiledBackward>(plan_, std::move(saved), backward_id);
+    auto node = compat::make_autograd_node<CompiledBackward>(plan_, std::move(saved), backward_id);
     node->set_next_edges(torch::autograd::collect_next_edges(edges_of));
     for (int k : g.grad_outputs) {
       at::Tensor t = out[static_cast<size_t>(k)].toTensor();

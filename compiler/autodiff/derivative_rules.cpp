@@ -9,7 +9,9 @@
 #include <map>
 #include <numeric>
 
+#include <ATen/ATen.h>
 #include <ATen/ExpandUtils.h>
+#include <ATen/core/grad_mode.h>
 #include <c10/util/accumulate.h>
 #include <fmt/format.h>
 
@@ -24,6 +26,19 @@ double number(const c10::IValue& v) {
 }
 
 int64_t wrap_dim(int64_t d, int64_t rank) { return d < 0 ? d + rank : d; }
+
+// Whether LibTorch's clamp passes the gradient at x == lo and x == hi. It did up to 2.14 (inside
+// [lo, hi]); 2.15 zeroes it there, as hardtanh does (inside (lo, hi)). Asked of the LibTorch this
+// process runs, once, rather than keyed to a version.
+bool clamp_passes_gradient_at_bounds() {
+  static const bool passes = [] {
+    at::AutoGradMode grad_mode(true);
+    at::Tensor x = at::tensor({-1.0, 1.0}, at::kDouble).requires_grad_(true);
+    at::clamp(x, c10::Scalar(-1.0), c10::Scalar(1.0)).sum().backward();
+    return x.grad().sum().item<double>() != 0.0;
+  }();
+  return passes;
+}
 
 int64_t numel(const std::vector<int64_t>& sizes) {
   return std::accumulate(sizes.begin(), sizes.end(), int64_t{1}, std::multiplies<>());
@@ -318,16 +333,18 @@ void unary(GradContext& c, const std::string& name) {
     double lo = name == "aten::relu6" ? 0.0 : c.has_arg(1) ? number(c.value(1)) : -1.0;
     double hi = name == "aten::relu6" ? 6.0 : c.has_arg(2) ? number(c.value(2)) : 1.0;
     gx = e("aten::where", {e("aten::le", {c.arg(0), lo}), 0.0, e("aten::where", {e("aten::ge", {c.arg(0), hi}), 0.0, g})});
-  } else if (name == "aten::clamp" || name == "aten::clamp_min" || name == "aten::clamp_max") {  // inside [lo, hi]
+  } else if (name == "aten::clamp" || name == "aten::clamp_min" || name == "aten::clamp_max") {
+    // Inside [lo, hi], or (lo, hi) where this LibTorch says so.
     bool has_lo = name != "aten::clamp_max" && c.has_arg(1);
     size_t hi_arg = name == "aten::clamp" ? 2 : 1;
     bool has_hi = name != "aten::clamp_min" && c.has_arg(hi_arg);
     if ((has_lo && !c.value(1).isScalar()) || (has_hi && !c.value(hi_arg).isScalar())) {
       throw NoDerivative("clamp with tensor bounds");
     }
+    const bool at_bounds = clamp_passes_gradient_at_bounds();
     gx = g;
-    if (has_hi) gx = e("aten::where", {e("aten::le", {c.arg(0), number(c.value(hi_arg))}), gx, 0.0});
-    if (has_lo) gx = e("aten::where", {e("aten::ge", {c.arg(0), number(c.value(1))}), gx, 0.0});
+    if (has_hi) gx = e("aten::where", {e(at_bounds ? "aten::le" : "aten::lt", {c.arg(0), number(c.value(hi_arg))}), gx, 0.0});
+    if (has_lo) gx = e("aten::where", {e(at_bounds ? "aten::ge" : "aten::gt", {c.arg(0), number(c.value(1))}), gx, 0.0});
   } else if (name == "aten::hardswish") gx = e("aten::hardswish_backward", {g, c.arg(0)});
   else if (name == "aten::hardsigmoid") gx = e("aten::hardsigmoid_backward", {g, c.arg(0)});
   else if (name == "aten::sin") gx = e("aten::mul", {g, e("aten::cos", {c.arg(0)})});

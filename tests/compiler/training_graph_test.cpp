@@ -235,7 +235,8 @@ struct TrainedPair {
 
 // At zeros, bounds and NaNs the gradient is a convention, and the convention is LibTorch's:
 // hardtanh/relu6 zero only x <= lo or x >= hi (a NaN passes g), clamp passes g inside [lo, hi]
-// (not at NaN), relu passes g where its output is > 0 or NaN, abs is g * sign(x) with sign 0 at 0.
+// (not at NaN; inside (lo, hi) from LibTorch 2.15), relu passes g where its output is > 0 or NaN,
+// abs is g * sign(x) with sign 0 at 0.
 TEST(DerivativeRuleEdges, ZerosBoundsAndNaNsGetLibTorchsGradients) {
   at::AutoGradMode grad(true);
   TempDir dir;

@@ -1,5 +1,5 @@
-// Removes a small directory tree with std::filesystem::remove_all, as TempDir's destructor does,
-// and says whether it worked (exit 0, "removed N entries") and whether the libstdc++ guard had to
+// Says where its std::filesystem calls go, removes a small directory tree with
+// std::filesystem::remove_all, as TempDir's destructor does, and says whether it worked (exit 0, "removed N entries") and whether the libstdc++ guard had to
 // restart the process first, and what LD_PRELOAD its children would see.
 #include <unistd.h>
 
@@ -12,6 +12,9 @@
 
 int main() {
   namespace fs = std::filesystem;
+  // Where this process's std::filesystem calls go, before one is made (a copy may crash).
+  std::printf("%s\n", tcprof::libstdcxx::describe(tcprof::libstdcxx::check()).c_str());
+  std::fflush(stdout);
   fs::path dir = fs::temp_directory_path() / ("tcprof-remove-all-probe-" + std::to_string(getpid()));
   fs::create_directories(dir / "a" / "b");
   std::ofstream(dir / "a" / "b" / "file") << "x";

@@ -140,14 +140,14 @@ class KernelWriter {
       case ExprOp::Cast: return fmt::format("static_cast<{}>({})", T, a(0));
       case ExprOp::Neg: return fmt::format("(-{})", a(0));
       case ExprOp::Abs: return fp ? fmt::format("std::fabs({})", a(0)) : fmt::format("({0} < 0 ? -{0} : {0})", a(0));
-      case ExprOp::Exp: return fmt::format(f32 ? "tc_exp({})" : "std::exp({})", a(0));
+      case ExprOp::Exp: return fmt::format(fmt::runtime(f32 ? "tc_exp({})" : "std::exp({})"), a(0));
       case ExprOp::Log: return fmt::format("std::log({})", a(0));
       case ExprOp::Sqrt: return fmt::format("std::sqrt({})", a(0));
       case ExprOp::Rsqrt: return fmt::format("(static_cast<{}>(1) / std::sqrt({}))", T, a(0));
-      case ExprOp::Tanh: return fmt::format(f32 ? "tc_tanh({})" : "std::tanh({})", a(0));
-      case ExprOp::Erf: return fmt::format(f32 ? "tc_erf({})" : "std::erf({})", a(0));
+      case ExprOp::Tanh: return fmt::format(fmt::runtime(f32 ? "tc_tanh({})" : "std::tanh({})"), a(0));
+      case ExprOp::Erf: return fmt::format(fmt::runtime(f32 ? "tc_erf({})" : "std::erf({})"), a(0));
       case ExprOp::NormCdf:
-        return fmt::format(f32 ? "tc_norm_cdf({})" : "(0.5 * std::erfc({} * -0.70710678118654752440))", a(0));
+        return fmt::format(fmt::runtime(f32 ? "tc_norm_cdf({})" : "(0.5 * std::erfc({} * -0.70710678118654752440))"), a(0));
       case ExprOp::Sigmoid: return fmt::format("tc_sigmoid({})", a(0));
       case ExprOp::Sin: return fmt::format("std::sin({})", a(0));
       case ExprOp::Cos: return fmt::format("std::cos({})", a(0));
