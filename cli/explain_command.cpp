@@ -52,6 +52,12 @@ std::vector<GraphBreakRow> break_rows(const CompiledModule& m) {
   return rows;
 }
 
+json autotune_json(const std::vector<AutotuneDecision>& decisions) {
+  json out = json::array();
+  for (const auto& d : decisions) out.push_back({{"decision", d.text}, {"against_plan", d.against_plan}});
+  return out;
+}
+
 json explain_json(const CompiledModule& m, const ModelSession& s) {
   json graphs = json::array(), breaks = json::array(), guards = json::array();
   int64_t op_count = 0, break_count = 0;
@@ -84,7 +90,7 @@ json explain_json(const CompiledModule& m, const ModelSession& s) {
                         {"fused_ops", r.fused_ops}, {"kernel_groups", r.kernel_groups},
                         {"extern_calls", r.extern_calls}, {"fallback_calls", r.fallback_calls},
                         {"compile_failed", r.compile_failed}, {"cache_hit", r.cache_hit}, {"perf_hints", hints},
-                        {"training", training}, {"layout", layout}});
+                        {"training", training}, {"layout", layout}, {"autotune", autotune_json(r.autotune)}});
       for (const auto& g : entry->guards.guards()) {
         guards.push_back({{"kind", guard_kind_name(g.kind)}, {"expr", g.text}, {"file", g.loc.file},
                           {"line", g.loc.line}, {"graph", entry->compile_label}});
@@ -158,6 +164,23 @@ std::string layout_text(const LayoutReport& l) {
   return s;
 }
 
+// The autotune phase in brief: how many decisions, and those against the plan (a direct kernel
+// that lost to LibTorch's op, a chain layout other than oneDNN's) with the margins they won by;
+// --json lists every decision.
+std::string autotune_text(const std::vector<AutotuneDecision>& decisions) {
+  if (decisions.empty()) return "";
+  std::vector<const AutotuneDecision*> changed;
+  for (const auto& d : decisions) {
+    if (d.against_plan) changed.push_back(&d);
+  }
+  std::string s = fmt::format("        autotune: {}, {} against the plan\n",
+                              text::plural(static_cast<int64_t>(decisions.size()), "decision", "decisions"), changed.size());
+  const size_t shown = 6;
+  for (size_t i = 0; i < changed.size() && i < shown; ++i) s += text::wrap("          ", changed[i]->text);
+  if (changed.size() > shown) s += fmt::format("          and {} more (--json lists them)\n", changed.size() - shown);
+  return s;
+}
+
 std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const ModelSession& s) {
   fmt::memory_buffer out;
   auto w = std::back_inserter(out);
@@ -209,6 +232,7 @@ std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const
                        r.extern_calls, r.fallback_calls);
         if (r.training) fmt::format_to(w, "{}", training_text(*r.training));
         if (r.layout) fmt::format_to(w, "{}", layout_text(*r.layout));
+        fmt::format_to(w, "{}", autotune_text(r.autotune));
         // Fusions (multi-op groups), once per op list with how many kernels have it.
         std::vector<std::pair<std::string, int>> fusions;
         for (const auto& g : r.kernel_groups) {

@@ -9,11 +9,6 @@
 
 namespace tcprof::fuzz {
 
-DefaultDtypeDouble::DefaultDtypeDouble() : saved_(c10::get_default_dtype()) {
-  c10::set_default_dtype(caffe2::TypeMeta::Make<double>());
-}
-DefaultDtypeDouble::~DefaultDtypeDouble() { c10::set_default_dtype(saved_); }
-
 // The case as a module archive (parameters, buffers, the compiled source).
 void save_module(const FuzzCase& c, const std::string& path) {
   torch::jit::Module m("Fuzz");
@@ -31,28 +26,12 @@ void save_module(const FuzzCase& c, const std::string& path) {
 // buffers too).
 LoadedModel load_oracle(const std::string& path) {
   LoadedModel oracle = load_model(path);
-  for (const auto& p : oracle.module.named_parameters()) {
-    if (p.value.is_floating_point()) p.value.set_data(p.value.to(at::kDouble));
-  }
-  for (const auto& b : oracle.module.named_buffers()) {
-    if (b.value.is_floating_point()) b.value.set_data(b.value.to(at::kDouble));
-  }
+  oracle.module = f64_copy(oracle.module);
   return oracle;
 }
 
-// The oracle's result on f64 copies of the inputs, or nothing (with the reason) if f64 changes a
-// promotion the source relies on: then the elementwise test alone decides.
 std::optional<c10::IValue> run_oracle(LoadedModel& oracle, std::vector<c10::IValue> inputs, std::string* why_not) {
-  for (auto& v : inputs) {
-    if (at::isFloatingType(v.toTensor().scalar_type())) v = v.toTensor().to(at::kDouble);
-  }
-  try {
-    DefaultDtypeDouble f64_defaults;
-    return oracle.module.forward(inputs);
-  } catch (const std::exception& e) {
-    *why_not = fmt::format("\n(no f64 oracle: {})", e.what());
-    return std::nullopt;
-  }
+  return run_f64(oracle.module, oracle.method, std::move(inputs), why_not);
 }
 
 std::vector<c10::IValue> make_inputs(const FuzzCase& c, int64_t dynamic_size, uint64_t salt) {
@@ -89,12 +68,10 @@ void count_program(const CompiledModule& m, CaseOutcome& out) {
         if (h.kind == "fallback_op") ++out.fallback_ops[h.op];
       }
       for (const auto& k : r.kernel_groups) out.attention_kernels += k.find("attention:") != std::string::npos;
-      // GEMMs the autotune phase kept over LibTorch's linear (its IR lines "nK_linear_gemm[_gelu]: ... -> kernel"):
-      // only those run the prepared weight in the compared calls.
-      std::istringstream ir(r.ir);
-      for (std::string line; std::getline(ir, line);) {
-        out.linear_gemms += line.find("_linear_gemm") != std::string::npos && line.size() >= 9 &&
-                            line.compare(line.size() - 9, 9, "-> kernel") == 0;
+      // GEMMs the autotune phase kept over LibTorch's linear (against its plan, which is LibTorch's
+      // op): only those run the prepared weight in the compared calls.
+      for (const AutotuneDecision& d : r.autotune) {
+        out.linear_gemms += d.against_plan && d.text.find("_linear_gemm") != std::string::npos;
       }
     }
   }

@@ -2,32 +2,8 @@
 // strict, fullgraph) and through eager LibTorch on identical copies of the inputs, and compares
 // every output and every input afterwards.
 //
-// Tolerance (f32). An element passes when |c - e| <= atol + rtol*|e| (rtol 1e-4, atol 1e-5),
-// c compiled, e eager. Generated kernels legitimately round differently: they sum rows in another
-// order (SIMD lanes, not ATen's cascade), use their own exp/erf/tanh (~1-2 ulp) and never fuse
-// multiply-adds where ATen's vectorised kernels do. Those are a few ulps per op, but an
-// ill-conditioned spot (x - y that cancels, a sum that cancels to ~0, a layer norm of an almost
-// constant row, which amplifies the rounding of its mean by up to 1/sqrt(eps) ~ 300) turns them
-// into relative errors no fixed elementwise tolerance separates from a bug. So a tensor that fails
-// the elementwise test is judged against a float64 oracle t (the same module run eagerly with
-// float parameters, inputs and default dtype in f64): it passes when every finite element is about
-// as close to the exact value as eager's own f32 result,
-//   |c - t| <= 2 |e - t| + atol + rtol |t|                        (PyTorch's compiler tests use
-//                                                                  the same idea, with fp64_ref)
-// plus, for outputs that depend on a reduction, 1e-3 of the tensor's RMS: eager's cascade sums
-// err by ~log(n) ulps where the kernels' lane sums err by ~n/8, so eager's own error understates
-// what a correct kernel may do there; and for outputs that depend on a layer norm also 1e-4
-// absolute: a normalised value has scale ~1 whatever the tensor's RMS, and an (almost) constant
-// row normalises to noise around its bias, (rounding of its mean)/sqrt(eps) in size, where
-// eager's Welford mean errs less than the kernels' lane sums. A wrong kernel is off by the order
-// of the values and fails.
-// NaN positions must match exactly and infinities must be equal; no oracle rescues either.
-// f64 outputs: rtol 1e-9, atol 1e-10, when eager computed them in f64 throughout: then eager's
-// result is the oracle's to a few f64 ulps (1e-12 relative). Otherwise it went through f32 values
-// (an f32 layer norm added to an f64 input), has f32's precision, and is judged like an f32
-// output; such a value can land within 1e-9 of the oracle by luck (one scalar in ~30 does: fuzz
-// seed 1 found one), so 1e-9 is not the test of an f64 path.
-// Integers and bools: exact. Shapes and dtypes: exact.
+// The verdict on each output (tolerances, the f64 oracle) is compiler/runtime/output_check.h's, the
+// one `tcprof run --verify` gives.
 #pragma once
 #include <functional>
 #include <map>
@@ -36,39 +12,9 @@
 #include <ATen/core/ivalue.h>
 
 #include "bench/fuzz/fuzz_case.h"
+#include "compiler/runtime/output_check.h"
 
 namespace tcprof::fuzz {
-
-struct Tolerance {
-  double f32_rtol = 1e-4, f32_atol = 1e-5;
-  double f64_rtol = 1e-9, f64_atol = 1e-10;
-  double f64_path_rtol = 1e-12;  // eager within this of the oracle: it computed in f64 throughout
-  double oracle_multiplier = 2.0;
-  double reduction_rms_fraction = 1e-3;
-  double normalization_atol = 1e-4;
-  // Gradients (fuzz_graphs --backward): a tensor whose elements fail the rule above still passes
-  // when it is as accurate as eager's as a whole: rmse and worst error against the oracle within
-  // oracle_multiplier times eager's, plus atol. A gradient sums every path through the graph, and
-  // an ill-conditioned op on one (1/sqrt(x) near 0 after a layer norm) multiplies the forward
-  // values' rounding there by orders of magnitude, in eager and compiled alike but at elements
-  // of their own. A wrong rule is off by the gradient's size where it applies and fails both.
-  // Outputs computed through a layer norm get this rule too: a sum over a normalised row is
-  // rounding noise around 0, and a square root of it (fuzz case 53259483529648) makes that noise
-  // 1e-4, at different elements in eager and compiled code (rmse 3.5e-4 vs 3.6e-4 there).
-  bool whole_tensor_accuracy = false;
-};
-
-struct Comparison {
-  bool ok = true;
-  bool oracle_used = false;  // the elementwise test failed and the f64 oracle accepted it
-  std::string problem;       // what differs, with the first differing index and values
-};
-
-// Compares a compiled result with eager's (tensors, tuples and lists of them, numbers).
-// `oracle` may be null (no f64 rescue). `dependence`: per returned value, what it is computed
-// through (FuzzCase::output_dependence); missing entries count as Normalization.
-Comparison compare_values(const c10::IValue& compiled, const c10::IValue& eager, const c10::IValue* oracle,
-                          const Tolerance& tol, const std::vector<Dependence>& dependence = {});
 
 struct CheckOptions {
   Tolerance tol;

@@ -9,6 +9,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "compiler/runtime/output_check.h"
+
 namespace tcprof::fuzz {
 
 // How an input is laid out in memory; the model sees the same sizes and values either way.
@@ -41,12 +43,7 @@ at::Tensor make_tensor(const TensorRecipe& recipe, int64_t dynamic_size = -1, ui
 std::string describe_tensor(const at::Tensor& t);
 std::string describe_recipe(const TensorRecipe& recipe);
 
-// What a value is computed through, as far as rounding goes (ordered: each includes the last).
-enum class Dependence : uint8_t {
-  Elementwise,    // pointwise ops only
-  Reduction,      // a sum, mean or softmax: the summation order matters
-  Normalization,  // a layer norm: a constant row normalises to rounding noise around its bias
-};
+// Dependence (what a value is computed through): compiler/runtime/output_check.h.
 
 struct ParamSpec {
   std::string name;  // attribute name: the source reads self.<name>

@@ -66,6 +66,14 @@ struct CompiledPart {
   std::string ir, code;
 };
 
+// One decision of the autotune phase: the candidates' times and noise, the choice and the margin
+// it was taken by (compiler/backends/cpp/run/autotune_race.h); `against_plan` when the planned
+// candidate lost (a direct kernel to LibTorch's op, oneDNN's own layout to another).
+struct AutotuneDecision {
+  std::string text;
+  bool against_plan = false;
+};
+
 struct CompileReport {
   std::vector<CompilePhase> phases;
   std::string ir;    // the final IR (loop-level for cpp)
@@ -78,6 +86,7 @@ struct CompileReport {
   int extern_calls = 0;    // LibTorch calls: views and compute-bound ops
   int fallback_calls = 0;  // LibTorch calls for ops without a lowering
   std::vector<std::string> kernel_groups;  // "k3_add_gelu: aten::add, aten::gelu"
+  std::vector<AutotuneDecision> autotune;  // also in `ir`
   bool cache_hit = false;        // the compiled library came from the cache (no compiler ran)
   bool compile_failed = false;   // fell back to eager; `failure` says why
   std::string failure;

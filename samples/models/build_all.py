@@ -11,6 +11,7 @@ import breaks  # noqa: E402
 import cnn  # noqa: E402
 import gpt  # noqa: E402
 import gate_variants  # noqa: E402
+import numerics  # noqa: E402
 
 
 def main():
@@ -22,6 +23,7 @@ def main():
     gpt.build(outdir)
     cnn.build(outdir)
     gate_variants.build(outdir)
+    numerics.build(outdir)
     if "--skip-vision" not in sys.argv:
         import vision
         vision.build(outdir)

@@ -116,6 +116,17 @@ TEST(NewUser, VerifyRunsAnIndependentCopyOfAModelWithState) {
   EXPECT_NE(r.output.find("outputs verified"), std::string::npos) << r.output;
 }
 
+// A layer norm over constant rows (x * 0 + y): eager's f32 mean is an ulp off and the
+// normalisation amplifies it to 3e-5, where tcprof's double row sums give the exact bias. --verify
+// reported that as tcprof's mismatch; an f32 difference is now judged against an f64 copy of the
+// model, and this one is eager's rounding.
+TEST(NewUser, VerifyJudgesEagersOwnRoundingAgainstAnF64Copy) {
+  auto r = run_command(tcprof() + " run " + sample("constant_rows_layer_norm") +
+                       " -i 'f32[64,28]' -i 'f32[64,1]' --iters 3 --verify --db none 2>&1");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("outputs verified"), std::string::npos) << r.output;
+}
+
 TEST(NewUser, DbNoneRecordsNothing) {
   TempDir dir;
   auto r = run_command("cd " + dir.path().string() + " && " + tcprof() + " run " + sample("gate_base") +

@@ -5,10 +5,12 @@
 #include <cstdlib>
 #include <functional>
 #include <optional>
+#include <sstream>
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/grad_mode.h>
+
 #include <fmt/format.h>
 
 #include "compiler/autodiff/autograd_graph.h"
@@ -203,6 +205,10 @@ void merge_training_reports(CompileReport& r, const TrainingGraphs& plan, const 
     r.extern_calls += part->extern_calls;
     r.fallback_calls += part->fallback_calls;
     for (const auto& k : part->kernel_groups) r.kernel_groups.push_back((part == &bwd ? "bwd " : "") + k);
+    for (auto d : part->autotune) {
+      if (part == &bwd) d.text = "bwd " + d.text;
+      r.autotune.push_back(std::move(d));
+    }
   }
   r.cache_hit = fwd.cache_hit && bwd.cache_hit;
   r.compile_failed = fwd.compile_failed || bwd.compile_failed;
@@ -321,8 +327,8 @@ class CppBackend : public Backend {
                                                   std::move(kernel_fns), std::move(window_fns), profiler);
     // 6. Autotune: a replaced op keeps its LibTorch kernel where that is faster on this machine.
     phase.begin("autotune");
-    std::string tuned = autotune(*runner, unit.source, examples, bindings);
-    std::string chain = autotune_chain(*runner, examples);
+    std::string tuned = autotune(*runner, unit.source, examples, bindings, &report.autotune);
+    std::string chain = autotune_chain(*runner, examples, &report.autotune);
     phase.end();
     if (!tuned.empty()) report.ir += tuned;
     if (!chain.empty()) {
@@ -397,34 +403,45 @@ class CppBackend : public Backend {
     return *choices;
   }
 
-  // Changed whenever measure_autotune measures differently: decisions taken the old way are stale.
-  static constexpr const char* kAutotuneMethod = "direct kernels: best of 3 after 1, outputs released";
+  static std::string ir_lines(const std::vector<AutotuneDecision>& decisions) {
+    std::string out;
+    for (const auto& d : decisions) out += (out.empty() ? "  " : "\n  ") + d.text;
+    return out;
+  }
 
+  // Changed whenever measure_autotune measures differently: decisions taken the old way are stale.
+  static constexpr const char* kAutotuneMethod = "direct kernels: race of 5 rounds in turns after 1, outputs released";
+
+  // The IR record's autotune section; the decisions go to `decisions` too (CompileReport::autotune).
   std::string autotune(ProgramRunner& runner, const std::string& source, const std::vector<c10::IValue>& examples,
-                       const SymBindings& bindings) {
+                       const SymBindings& bindings, std::vector<AutotuneDecision>* decisions) {
     if (runner.direct_kernels() == 0) return "";
     // TCPROF_AUTOTUNE=kernels: every direct kernel over LibTorch's op, untimed, so that a
     // differential test (fuzz_graphs) checks the kernels whatever this machine's timings.
     const char* forced = std::getenv("TCPROF_AUTOTUNE");
     if (forced != nullptr && std::string(forced) == "kernels") {
       std::vector<AutotuneChoice> all(runner.direct_kernels(), AutotuneChoice{true, 0, 0, false});
-      return fmt::format("\nautotune (TCPROF_AUTOTUNE=kernels, untimed):\n{}\n", fmt::join(runner.use_autotune(all), "\n"));
+      std::vector<AutotuneDecision> lines = runner.use_autotune(all);
+      decisions->insert(decisions->end(), lines.begin(), lines.end());
+      return fmt::format("\nautotune (TCPROF_AUTOTUNE=kernels, untimed):\n{}\n", ir_lines(lines));
     }
     bool cached = false;
     std::vector<AutotuneChoice> choices =
         cached_or_measured(fmt::format("{}\n{}\n{}", kAutotuneMethod, runner.autotune_signature(), source), runner.direct_kernels(),
                            [&] { return runner.measure_autotune(examples, bindings); }, &cached);
-    std::vector<std::string> lines = runner.use_autotune(choices);
+    std::vector<AutotuneDecision> lines = runner.use_autotune(choices);
     if (lines.empty()) return "";
-    return fmt::format("\nautotune (best of 3 after a warm-up, on the example inputs{}):\n{}\n",
-                       cached ? ", read from the autotune cache" : "", fmt::join(lines, "\n"));
+    decisions->insert(decisions->end(), lines.begin(), lines.end());
+    return fmt::format("\nautotune (5 rounds in turns after a warm-up, on the example inputs{}):\n{}\n",
+                       cached ? ", read from the autotune cache" : "", ir_lines(lines));
   }
 
   // The layout the oneDNN chains run in (ChainFormat), timed once per machine, thread count,
   // oneDNN and LibTorch over whole runs of the graph, read from the autotune cache after that. Only
   // for chains of 4+ convolutions: elsewhere the choice saves little and the runs cost (ViT: one
   // convolution in a 0.4 s graph). Returns the IR record's line.
-  std::string autotune_chain(ProgramRunner& runner, const std::vector<c10::IValue>& examples) {
+  std::string autotune_chain(ProgramRunner& runner, const std::vector<c10::IValue>& examples,
+                             std::vector<AutotuneDecision>* decisions) {
     if (runner.program().program.onednn_convs.empty()) return "";
     // TCPROF_CHAIN_FORMAT=any|nChw16c|nChw8c: one layout, untimed (tests run each through eager).
     if (const char* forced = std::getenv("TCPROF_CHAIN_FORMAT")) {
@@ -434,18 +451,23 @@ class CppBackend : public Backend {
                       (f == 0 && std::string(forced) == "any");
         only[static_cast<size_t>(f)] = {chosen, chosen ? 1 : 0, 0, false};
       }
-      return "\n" + runner.use_chain_format(only, false) + " (TCPROF_CHAIN_FORMAT)\n";
+      AutotuneDecision d = runner.use_chain_format(only, false);
+      d.text += " (TCPROF_CHAIN_FORMAT)";
+      decisions->push_back(d);
+      return "\n  " + d.text + "\n";
     }
     if (runner.program().program.onednn_convs.size() < 4) return "";
     bool cached = false;
     std::vector<AutotuneChoice> choices = cached_or_measured(
-        fmt::format("chain layout\n{}\nonednn {}", runner.chain_signature(), onednn_version()), kChainFormats,
+        fmt::format("chain layout, raced\n{}\nonednn {}", runner.chain_signature(), onednn_version()), kChainFormats,
         [&] {
           std::vector<c10::IValue> inputs(examples.begin(), examples.begin() + static_cast<long>(runner.graph().inputs.size()));
           return runner.measure_chain_formats(inputs);
         },
         &cached);
-    return "\n" + runner.use_chain_format(choices, cached) + "\n";
+    AutotuneDecision d = runner.use_chain_format(choices, cached);
+    decisions->push_back(d);
+    return "\n  " + d.text + "\n";
   }
 
   std::unique_ptr<CompiledGraph> eager(const CapturedGraph& g, CpuProfiler* profiler, CompileReport report) {

@@ -14,7 +14,7 @@ namespace tcprof {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr const char* kHeader = "tcprof-autotune 1";
+constexpr const char* kHeader = "tcprof-autotune 2";  // 2: noise and margins
 
 fs::path file_of(const std::string& cache_dir, const std::string& key) {
   return fs::path(cache_dir) / "autotune" / key.substr(0, 2) / (key + ".txt");
@@ -35,7 +35,9 @@ std::optional<std::vector<AutotuneChoice>> load_autotune(const std::string& cach
     std::istringstream fields(line);
     AutotuneChoice c;
     std::string verdict;
-    if (!(fields >> c.kernel_ns >> c.libtorch_ns >> verdict)) return std::nullopt;
+    if (!(fields >> c.kernel_ns >> c.libtorch_ns >> verdict >> c.kernel_noise >> c.libtorch_noise >> c.margin)) {
+      return std::nullopt;
+    }
     if (verdict != "kernel" && verdict != "libtorch" && verdict != "unmeasured") return std::nullopt;
     c.measured = verdict != "unmeasured";
     c.use_libtorch = verdict == "libtorch";
@@ -49,8 +51,9 @@ bool store_autotune(const std::string& cache_dir, const std::string& key, const 
   if (cache_dir.empty() || key.size() < 2) return false;
   std::string text = std::string(kHeader) + "\n";
   for (const auto& c : choices) {
-    text += fmt::format("{} {} {}\n", c.kernel_ns, c.libtorch_ns,
-                        !c.measured ? "unmeasured" : c.use_libtorch ? "libtorch" : "kernel");
+    text += fmt::format("{} {} {} {} {} {}\n", c.kernel_ns, c.libtorch_ns,
+                        !c.measured ? "unmeasured" : c.use_libtorch ? "libtorch" : "kernel", c.kernel_noise,
+                        c.libtorch_noise, c.margin);
   }
   fs::path path = file_of(cache_dir, key);
   try {

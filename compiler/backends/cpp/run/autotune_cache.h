@@ -12,10 +12,13 @@
 
 namespace tcprof {
 
+// One decision (autotune_race.h): a direct kernel against LibTorch's op, or one chain layout's time.
 struct AutotuneChoice {
   bool measured = false;  // false: the kernel could not run on the example inputs (kept as planned)
   int64_t kernel_ns = 0, libtorch_ns = 0;
   bool use_libtorch = false;
+  double kernel_noise = 0, libtorch_noise = 0;  // spread of the rounds, median over best
+  double margin = 0;  // what the winner had to beat the planned candidate by (or the planned one kept)
 };
 
 std::string autotune_key(const std::string& material);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <optional>
@@ -12,6 +13,7 @@
 
 #include "compiler/backends/backend.h"
 #include "compiler/backends/cpp/passes/graph_passes.h"
+#include "compiler/backends/cpp/run/autotune_race.h"
 #include "compiler/backends/cpp/run/linear_gemm.h"
 #include "compiler/frontend/guards.h"
 #include "compiler/backends/cpp/lower/index_space.h"
@@ -408,11 +410,6 @@ bool ProgramRunner::run_onednn(size_t index, std::vector<c10::IValue>& slots, st
 std::vector<AutotuneChoice> ProgramRunner::measure_autotune(const std::vector<c10::IValue>& example_slots,
                                                             const SymBindings& bindings) {
   std::vector<c10::IValue> slots = example_slots;
-  auto time_ns = [](const std::function<void()>& f) {
-    int64_t t0 = now_ns();
-    f();
-    return now_ns() - t0;
-  };
   std::vector<AutotuneChoice> choices(program_.program.window_kernels.size());
   // Kernels with the same parameters (a model's repeated blocks) are timed once: ViT's twelve
   // attention blocks took 0.9 s of its cold compile.
@@ -424,10 +421,6 @@ std::vector<AutotuneChoice> ProgramRunner::measure_autotune(const std::vector<c1
       choices[k] = choices[same->second];
       continue;
     }
-    // Best of 3 each after one untimed, taken in turns so that a change of machine load biases
-    // neither side.
-    bool ok = true;
-    int64_t native = INT64_MAX, eager = INT64_MAX;
     const std::vector<int> ops = covered_ops(n);
     if (has_prepared_linears(k)) prepare_linears(k);  // not timed
     // The outputs are released before each run, as the steady state releases them between calls:
@@ -439,30 +432,38 @@ std::vector<AutotuneChoice> ProgramRunner::measure_autotune(const std::vector<c1
         for (int out : graph_.ops[static_cast<size_t>(op)].outputs) slots[static_cast<size_t>(out)] = c10::IValue();
       }
     };
-    for (int run = 0; run < 4 && ok; ++run) {  // the first run of each untimed: memory, caches
+    std::function<bool()> kernel = [&] {
       release_outputs();
-      const int64_t t_native = time_ns([&] { ok = run_window_kernel(k, slots); });
-      if (!ok) break;
+      return run_window_kernel(k, slots);
+    };
+    std::function<bool()> libtorch = [&] {
       release_outputs();
-      const int64_t t_eager = time_ns([&] {
-        for (int op : ops) run_extern(op, slots, bindings);
-      });
-      if (run > 0) native = std::min(native, t_native), eager = std::min(eager, t_eager);
-    }
-    if (!ok) {  // the outputs were released: later kernels read them
       for (int op : ops) run_extern(op, slots, bindings);
+      return true;
+    };
+    // The planned kernel stays unless LibTorch's op is faster by more than the noise
+    // (autotune_race.h). A GEMM against a prepared weight is the other way round: LibTorch's linear
+    // stays unless the GEMM beats it by the margin, to be worth the weight's copy (memory, and its
+    // time at every start): several of ConvNeXt's tied within 1% against a transposed one.
+    const bool copy = n.kind == WindowKernel::Kind::LinearGemm;
+    RaceOptions options;
+    options.min_round_ns = 200'000;
+    std::vector<RaceEntry> entries;
+    RaceDecision d = copy ? race({libtorch, kernel}, options, &entries) : race({kernel, libtorch}, options, &entries);
+    const RaceEntry& ke = entries[copy ? 1 : 0];
+    const RaceEntry& le = entries[copy ? 0 : 1];
+    if (!ke.ran) {  // the kernel cannot run on these inputs: kept as planned, outputs from LibTorch
+      libtorch();
       continue;
     }
-    // A GEMM against a prepared weight must win by 2% to be worth the weight's copy (memory, and
-    // its time at every start): several of ConvNeXt's tied within 1% against a transposed one.
-    const bool copy = n.kind == WindowKernel::Kind::LinearGemm;
-    choices[k] = {true, native, eager, copy ? native * 100 > eager * 98 : eager < native};
+    const bool libtorch_won = d.winner == (copy ? 0 : 1);
+    choices[k] = {true, ke.best_ns, le.best_ns, libtorch_won, ke.noise, le.noise, d.margin};
   }
   return choices;
 }
 
-std::vector<std::string> ProgramRunner::use_autotune(const std::vector<AutotuneChoice>& choices) {
-  std::vector<std::string> lines;
+std::vector<AutotuneDecision> ProgramRunner::use_autotune(const std::vector<AutotuneChoice>& choices) {
+  std::vector<AutotuneDecision> lines;
   for (size_t k = 0; k < choices.size() && k < window_uses_extern_.size(); ++k) {
     const AutotuneChoice& c = choices[k];
     if (!c.measured) continue;
@@ -473,9 +474,18 @@ std::vector<std::string> ProgramRunner::use_autotune(const std::vector<AutotuneC
       if (c.use_libtorch) prepared_linears_[k] = {};
       else prepare_linears(k);
     }
-    lines.push_back(fmt::format("  {}: {:.3f} ms, LibTorch {}: {:.3f} ms -> {}", n.name, static_cast<double>(c.kernel_ns) / 1e6,
-                                graph_.ops[static_cast<size_t>(n.op)].name, static_cast<double>(c.libtorch_ns) / 1e6,
-                                c.use_libtorch ? "LibTorch" : "kernel"));
+    // The planned side (the kernel; LibTorch for a GEMM that copies its weight) and how much faster
+    // than it the other side was, against the margin it had to beat.
+    const bool copy = n.kind == WindowKernel::Kind::LinearGemm;
+    const double planned_ns = static_cast<double>(copy ? c.libtorch_ns : c.kernel_ns);
+    const double other_ns = static_cast<double>(copy ? c.kernel_ns : c.libtorch_ns);
+    const double gain = planned_ns > 0 ? 1.0 - other_ns / planned_ns : 0.0;
+    lines.push_back({fmt::format("{}: {}, LibTorch {}: {} -> {} ({} {:.1f}% {} than the planned {}, margin {:.1f}%)",
+                                 n.name, race_time_text({true, c.kernel_ns, c.kernel_noise, 0}),
+                                 graph_.ops[static_cast<size_t>(n.op)].name, race_time_text({true, c.libtorch_ns, c.libtorch_noise, 0}),
+                                 c.use_libtorch ? "LibTorch" : "kernel", copy ? "kernel" : "LibTorch", std::abs(gain) * 100,
+                                 gain >= 0 ? "faster" : "slower", copy ? "LibTorch" : "kernel", c.margin * 100),
+                     c.use_libtorch != copy});
   }
   return lines;
 }
@@ -526,32 +536,35 @@ std::vector<AutotuneChoice> ProgramRunner::measure_chain_formats(const std::vect
   for (const auto& v : example_inputs) inputs.push_back(v.isTensor() ? c10::IValue(v.toTensor().clone()) : v);
   auto gen = at::detail::getDefaultCPUGenerator();
   at::Tensor rng = gen.get_state();
+  // Every layout is built first, so that the race runs them in turns (autotune_race.h): timed one
+  // after the other, a slow spell of the machine during one layout's runs made another win.
+  std::vector<std::vector<std::shared_ptr<OnednnConvolution>>> chains(kChainFormats);
+  for (int f = 0; f < kChainFormats; ++f) {
+    try {
+      build_chain(static_cast<ChainFormat>(f));
+      chains[static_cast<size_t>(f)] = program_.onednn;
+    } catch (const std::exception&) {
+      // this oneDNN cannot build it: not a candidate
+    }
+  }
+  std::vector<std::function<bool()>> candidates;
+  for (int f = 0; f < kChainFormats; ++f) {
+    candidates.push_back([&, f] {
+      if (chains[static_cast<size_t>(f)].empty()) return false;
+      program_.onednn = chains[static_cast<size_t>(f)];
+      run(inputs, 0);
+      return true;
+    });
+  }
   // A budget: a graph whose run takes over 0.25 s (a big model, a big batch) is timed by its one
-  // warm-up run per layout, and one over 1 s not past the first layout (oneDNN's choice stays).
-  constexpr int64_t kSlowRunNs = 250'000'000, kTooSlowNs = 1'000'000'000;
+  // untimed run per layout, and one over 1 s not past the first layout (oneDNN's choice stays).
+  RaceOptions options;
+  options.slow_ns = 250'000'000;
+  options.too_slow_ns = 1'000'000'000;
+  std::vector<RaceEntry> entries;
   measuring_ = true;
   try {
-    for (int f = 0; f < kChainFormats; ++f) {
-      try {
-        build_chain(static_cast<ChainFormat>(f));
-      } catch (const std::exception&) {
-        continue;  // this oneDNN cannot build it: not a candidate
-      }
-      int64_t t0 = now_ns();
-      run(inputs, 0);  // warm-up: first-touch pages, oneDNN's scratchpads
-      const int64_t warm_up = now_ns() - t0;
-      if (warm_up > kTooSlowNs) {
-        choices[static_cast<size_t>(f)] = {true, warm_up, 0, false};
-        break;
-      }
-      int64_t best = warm_up > kSlowRunNs ? warm_up : INT64_MAX;  // a slow run is its own measure
-      for (int rep = 0; rep < (warm_up > kSlowRunNs ? 0 : 2); ++rep) {
-        t0 = now_ns();
-        run(inputs, 0);
-        best = std::min(best, now_ns() - t0);
-      }
-      choices[static_cast<size_t>(f)] = {true, best, 0, false};
-    }
+    race(candidates, options, &entries);
   } catch (...) {
     measuring_ = false;
     gen.set_state(rng);
@@ -559,25 +572,34 @@ std::vector<AutotuneChoice> ProgramRunner::measure_chain_formats(const std::vect
   }
   measuring_ = false;
   gen.set_state(rng);
+  for (int f = 0; f < kChainFormats; ++f) {
+    const RaceEntry& e = entries[static_cast<size_t>(f)];
+    choices[static_cast<size_t>(f)] = {e.ran, e.best_ns, 0, false, e.noise, 0, 0};
+  }
   return choices;
 }
 
-std::string ProgramRunner::use_chain_format(const std::vector<AutotuneChoice>& choices, bool cached) {
-  int best = 0;
+AutotuneDecision ProgramRunner::use_chain_format(const std::vector<AutotuneChoice>& choices, bool cached) {
+  // The decision is taken from the times, measured now or read back, by the race's rule: oneDNN's
+  // own choice (the first) stays unless another layout beats it by more than the noise.
+  std::vector<RaceEntry> entries;
   for (int f = 0; f < kChainFormats && f < static_cast<int>(choices.size()); ++f) {
-    const auto& c = choices[static_cast<size_t>(f)];
-    if (c.measured && (!choices[static_cast<size_t>(best)].measured || c.kernel_ns < choices[static_cast<size_t>(best)].kernel_ns)) best = f;
+    const AutotuneChoice& c = choices[static_cast<size_t>(f)];
+    entries.push_back({c.measured, c.kernel_ns, c.kernel_noise, 0});
   }
-  build_chain(static_cast<ChainFormat>(best));
+  const RaceDecision d = decide(entries, RaceOptions{}.floor);
+  build_chain(static_cast<ChainFormat>(d.winner));
   std::vector<std::string> parts;
-  for (int f = 0; f < kChainFormats && f < static_cast<int>(choices.size()); ++f) {
-    const auto& c = choices[static_cast<size_t>(f)];
-    parts.push_back(c.measured ? fmt::format("{} {:.3f} ms", chain_format_name(static_cast<ChainFormat>(f)),
-                                             static_cast<double>(c.kernel_ns) / 1e6)
-                               : fmt::format("{} not built", chain_format_name(static_cast<ChainFormat>(f))));
+  for (int f = 0; f < static_cast<int>(entries.size()); ++f) {
+    const RaceEntry& e = entries[static_cast<size_t>(f)];
+    parts.push_back(e.ran ? fmt::format("{} {}", chain_format_name(static_cast<ChainFormat>(f)), race_time_text(e))
+                          : fmt::format("{} not built", chain_format_name(static_cast<ChainFormat>(f))));
   }
-  return fmt::format("  chain layout (whole graph, best of 2{}): {} -> {}", cached ? ", read from the autotune cache" : "",
-                     fmt::join(parts, ", "), chain_format_name(static_cast<ChainFormat>(best)));
+  const std::string why = d.winner == 0 ? fmt::format("kept: no layout {:.1f}% faster", d.margin * 100)
+                                        : fmt::format("{:.1f}% faster, margin {:.1f}%", d.gain * 100, d.margin * 100);
+  return {fmt::format("chain layout (whole graph, in turns{}): {} -> {} ({})", cached ? ", read from the autotune cache" : "",
+                      fmt::join(parts, ", "), chain_format_name(static_cast<ChainFormat>(d.winner)), why),
+          d.winner != 0};
 }
 
 std::string ProgramRunner::chain_signature() const {

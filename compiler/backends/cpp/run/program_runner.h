@@ -30,23 +30,24 @@ class ProgramRunner {
   std::vector<c10::IValue> run(const std::vector<c10::IValue>& inputs, int64_t graph_id);
   // Kernel calls that ran through LibTorch because the layouts did not fit.
   int64_t layout_fallbacks() const { return layout_fallbacks_; }
-  // Times each directly generated or specially chosen kernel (depthwise conv, max pool, 1x1 GEMM,
-  // prepacked conv) against the LibTorch op it replaces on the example values (best of 3 each).
+  // Races each directly generated or specially chosen kernel (depthwise conv, max pool, 1x1 GEMM,
+  // prepacked conv) against the LibTorch op it replaces on the example values (autotune_race.h).
   std::vector<AutotuneChoice> measure_autotune(const std::vector<c10::IValue>& example_slots, const SymBindings& bindings);
-  // Keeps the faster of each pair, measured now or read from the autotune cache. Returns one line
-  // per decision, for the IR record.
-  std::vector<std::string> use_autotune(const std::vector<AutotuneChoice>& choices);
+  // Keeps each pair's winner, measured now or read from the autotune cache. Returns one line per
+  // decision (times, noise, margin), for the IR record.
+  std::vector<AutotuneDecision> use_autotune(const std::vector<AutotuneChoice>& choices);
   // Every parameter the direct kernels' timings depend on, for the autotune cache key.
   std::string autotune_signature() const;
   // One kernel's parameters (everything its timing depends on but its name).
   std::string window_signature(const WindowKernel& k) const;
   size_t direct_kernels() const { return program_.program.window_kernels.size(); }
-  // The oneDNN chains: each ChainFormat timed over whole runs of the graph on the example inputs
-  // (best of 2 after a warm-up; the warm-up alone for runs over 0.25 s, and no layout past the
-  // first for runs over 1 s; unmeasured where this oneDNN cannot build it), then the fastest
-  // kept. Returns the IR record's line. Every parameter the timings depend on, for the cache key.
+  // The oneDNN chains: every ChainFormat raced over whole runs of the graph on the example inputs
+  // (autotune_race.h: the untimed run alone for runs over 0.25 s, no layout past the first for runs
+  // over 1 s; unmeasured where this oneDNN cannot build it); oneDNN's own choice stays unless
+  // another beats it by the margin. Returns the IR record's line. Every parameter the timings
+  // depend on, for the cache key.
   std::vector<AutotuneChoice> measure_chain_formats(const std::vector<c10::IValue>& inputs);
-  std::string use_chain_format(const std::vector<AutotuneChoice>& choices, bool cached);
+  AutotuneDecision use_chain_format(const std::vector<AutotuneChoice>& choices, bool cached);
   std::string chain_signature() const;
   const ScheduledProgram& program() const { return program_; }
   const CapturedGraph& graph() const { return graph_; }
