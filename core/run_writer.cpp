@@ -206,7 +206,8 @@ void RunWriter::mark_interrupted(std::chrono::milliseconds flush_limit) noexcept
     // A connection of its own: the writer thread owns db_ and may still be inside a batch.
     Database db(path_, Database::Mode::ReadWriteCreate);
     auto st = db.prepare("UPDATE runs SET status='interrupted', finished_at=? WHERE id=?");
-    st.bind(1, iso8601_utc_now()).bind(2, run_id_).run();
+    const std::string finished = iso8601_utc_now();
+    st.bind(1, finished).bind(2, run_id_).run();
   } catch (...) {
     // Nothing more can be done on the way out; readers infer `interrupted` from the dead pid.
   }
@@ -235,8 +236,9 @@ void RunWriter::close(const std::string& status) {
   }
   try {
     auto st = db_->prepare("UPDATE runs SET status=?, finished_at=?, dropped_events=? WHERE id=?");
-    std::string finished = iso8601_utc_now();
-    st.bind(1, error.empty() ? status : std::string("failed")).bind(2, finished);
+    const std::string finished = iso8601_utc_now();
+    const std::string final_status = error.empty() ? status : std::string("failed");
+    st.bind(1, final_status).bind(2, finished);
     st.bind(3, static_cast<int64_t>(submitted - committed)).bind(4, run_id_).run();
   } catch (const Error& e) {
     if (error.empty()) error = e.what();
@@ -389,7 +391,8 @@ uint64_t RunWriter::write_batch(std::vector<Event>& events, std::vector<KernelEv
   }
   write_kernels(kernels);
   write_summaries(summaries);
-  s.last_event.bind(1, iso8601_utc_now()).bind(2, run).run();
+  const std::string now = iso8601_utc_now();
+  s.last_event.bind(1, now).bind(2, run).run();
   tx.commit();
   return events.size() + kernels.size() + summaries.size();
 }

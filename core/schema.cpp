@@ -180,7 +180,8 @@ void create_or_validate_schema(Database& db) {
   if (version < 4) db.exec(kSchemaV4Sql);
   if (version < 5) db.exec(kSchemaV5Sql);
   auto st = db.prepare("UPDATE meta SET value=? WHERE key='schema_version'");
-  st.bind(1, std::to_string(kSchemaVersion)).run();
+  const std::string version_text = std::to_string(kSchemaVersion);
+  st.bind(1, version_text).run();
   tx.commit();
 }
 

@@ -52,6 +52,9 @@ class Statement {
   Statement& bind(int index, double value);
   Statement& bind(int index, std::string_view value);
   Statement& bind(int index, const std::string& value) { return bind(index, std::string_view(value)); }
+  // A temporary string would be gone before step() reads it (fuzzing found one: the status of a
+  // run written as whatever was left on the stack): name it first.
+  Statement& bind(int index, std::string&& value) = delete;
   Statement& bind(int index, const char* value) { return bind(index, std::string_view(value)); }
   Statement& bind_null(int index);
   template <typename T>

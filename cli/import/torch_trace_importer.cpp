@@ -600,9 +600,11 @@ void TorchTraceImporter::close_session() {
   if (s.first_ns > 0) started = iso_utc(s.first_ns);
   if (s.last_ns > 0) last = iso_utc(s.last_ns);
   int rank = rank_ < 0 ? 0 : rank_;
+  const std::string config = s.config_json.empty() ? std::string("{}") : s.config_json;
+  const std::string device = s.device.empty() ? std::string("cpu") : s.device;
   st.bind(1, s.stats.pytorch_version)
-      .bind(2, s.config_json.empty() ? std::string("{}") : s.config_json)
-      .bind(3, s.device.empty() ? std::string("cpu") : s.device)
+      .bind(2, config)
+      .bind(3, device)
       .bind(4, started)
       .bind(5, rank)
       .bind(6, last)
