@@ -49,7 +49,10 @@ class GzStreamBuf : public std::streambuf {
 
 // Streams the trace: `visit` sees each element of traceEvents, which is then dropped, so memory
 // is one event at a time. Returns the document without its events (baseTimeNanoseconds, ...).
-nlohmann::json for_each_event(const std::string& path, const std::function<void(const nlohmann::json&)>& visit) {
+// An event whose fields have the wrong JSON types ("ph": 3) is skipped and counted in `malformed`:
+// the rest of the trace is still worth importing.
+nlohmann::json for_each_event(const std::string& path, const std::function<void(const nlohmann::json&)>& visit,
+                              int64_t& malformed) {
   GzStreamBuf buf(path);
   std::istream in(&buf);
   bool in_events = false;
@@ -58,7 +61,11 @@ nlohmann::json for_each_event(const std::string& path, const std::function<void(
     using E = nlohmann::json::parse_event_t;
     if (depth == 1 && event == E::key) in_events = parsed == "traceEvents";
     if (in_events && depth == 2 && event == E::object_end) {
-      visit(parsed);
+      try {
+        visit(parsed);
+      } catch (const nlohmann::json::exception&) {
+        ++malformed;
+      }
       return false;
     }
     return true;
@@ -106,6 +113,7 @@ KinetoCounts import_kineto(const std::string& path, KinetoTarget& target) {
   // Pass 1: the CPU spans and launches that attribute kernels (kernels may come before them).
   std::vector<Span> spans;
   std::unordered_map<int64_t, Launch> launches;
+  int64_t malformed_spans = 0, malformed_kernels = 0;
   nlohmann::json doc = for_each_event(path, [&](const nlohmann::json& e) {
     if (!e.is_object() || e.value("ph", "") != "X") return;
     std::string cat = e.value("cat", "");
@@ -138,7 +146,7 @@ KinetoCounts import_kineto(const std::string& path, KinetoTarget& target) {
     s.end = s.start + e.value("dur", 0.0);
     s.seq = as_int(e.value("args", nlohmann::json::object()), "Sequence number", -1);
     spans.push_back(std::move(s));
-  });
+  }, malformed_spans);
   KinetoCounts counts;
   if (doc.contains("distributedInfo") && doc["distributedInfo"].is_object()) {
     counts.rank = static_cast<int>(as_int(doc["distributedInfo"], "rank", -1));
@@ -242,7 +250,8 @@ KinetoCounts import_kineto(const std::string& path, KinetoTarget& target) {
     }
     w.record(k);
     ++counts.kernels;
-  });
+  }, malformed_kernels);
+  counts.malformed = std::max(malformed_spans, malformed_kernels);
   if (target.kernels != nullptr) *target.kernels += counts.kernels;
   return counts;
 }

@@ -16,6 +16,7 @@ namespace tcprof::import {
 
 struct KinetoCounts {
   int64_t kernels = 0, autotune = 0, compiled = 0, eager = 0, regions = 0, fx_keys_matched = 0;
+  int64_t malformed = 0;  // events skipped: a field of the wrong JSON type
   int rank = -1;  // distributedInfo.rank when present
 };
 

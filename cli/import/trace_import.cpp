@@ -72,8 +72,10 @@ std::string describe_damage(const std::string& path, const TraceDamage& d) {
 
 std::string kineto_note(const std::string& path, const KinetoCounts& c) {
   return fmt::format("{}: {} kernels ({} autotuning, {} in compiled graphs, {} eager), {} compiled-region calls, "
-                     "{} FX graphs matched by cache key",
-                     path, c.kernels, c.autotune, c.compiled, c.eager, c.regions, c.fx_keys_matched);
+                     "{} FX graphs matched by cache key{}",
+                     path, c.kernels, c.autotune, c.compiled, c.eager, c.regions, c.fx_keys_matched,
+                     c.malformed > 0 ? fmt::format("; {} malformed events skipped (a field of the wrong type)", c.malformed)
+                                     : std::string());
 }
 
 }  // namespace

@@ -219,6 +219,23 @@ TEST_F(ImportDamage, KinetoThatIsNotATraceOrIsCutIsAnError) {
   EXPECT_NE(r.errors[0].find("cut short"), std::string::npos) << r.errors[0];
 }
 
+// A Kineto event whose fields have the wrong JSON types (libFuzzer's kineto harness found "ph": 3
+// escaping as nlohmann's type_error) is skipped and counted; the trace's other events are imported.
+TEST_F(ImportDamage, KinetoEventsOfTheWrongTypesAreSkippedAndCounted) {
+  std::string trace = dir_.file("typed.json");
+  write(trace, R"({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "k0", "pid": 0, "tid": 7, "ts": 10.0, "dur": 2.0, "args": {"correlation": 1}},
+    {"ph": 3, "cat": "kernel", "name": "k1", "ts": 12.0, "dur": 1.0},
+    {"ph": "X", "cat": ["kernel"], "name": "k2", "ts": 14.0, "dur": 1.0},
+    {"ph": "X", "cat": "kernel", "name": "k3", "pid": 0, "tid": 7, "ts": 16.0, "dur": 2.0, "args": {"correlation": 2}}
+  ]})");
+  ImportResult r = import_traces({{}, {trace}, dir_.file("typed.db")});
+  ASSERT_TRUE(r.errors.empty()) << r.errors[0];
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].find("2 kernels"), std::string::npos) << r.notes[0];
+  EXPECT_NE(r.notes[0].find("2 malformed events skipped"), std::string::npos) << r.notes[0];
+}
+
 // Where the job's files are readable at import time (the CI checkout), the run keeps their text.
 TEST_F(ImportDamage, UserSourcesAreRecordedWhenReadable) {
   std::string breaks = gunzip(kFixtures + "/breaks_torch2.11_h100.log.gz");
