@@ -35,15 +35,8 @@ if [[ ! -f "$root/.tcprof-bootstrapped" ]]; then
   touch "$root/.tcprof-bootstrapped"
 fi
 
-mounted=()
-cleanup() {
-  for ((i=${#mounted[@]}-1; i>=0; i--)); do "${sudo_cmd[@]}" umount -l "${mounted[$i]}" || true; done
-}
-trap cleanup EXIT
-for m in proc dev; do
-  "${sudo_cmd[@]}" mount --bind "/$m" "$root/$m"
-  mounted+=("$root/$m")
-done
+source "$(dirname "$0")/chroot_mounts.sh"
+mount_chroot_binds "$root"
 "${sudo_cmd[@]}" rm -rf "$root/src"
 mkdir -p "$root/src"
 git -C "$src" archive HEAD | tar -x -C "$root/src"

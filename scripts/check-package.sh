@@ -25,15 +25,8 @@ if [[ ! -f $base/.tcprof-bootstrapped ]]; then
 fi
 "${sudo_cmd[@]}" rm -rf "$root"
 "${sudo_cmd[@]}" cp -a "$base" "$root"
-mounted=()
-cleanup() {
-  for ((i=${#mounted[@]}-1; i>=0; i--)); do "${sudo_cmd[@]}" umount -l "${mounted[$i]}" || true; done
-}
-trap cleanup EXIT
-for m in proc dev; do
-  "${sudo_cmd[@]}" mount --bind "/$m" "$root/$m"
-  mounted+=("$root/$m")
-done
+source "$(dirname "$0")/chroot_mounts.sh"
+mount_chroot_binds "$root"
 "${sudo_cmd[@]}" cp "$deb" "$root/tmp/"
 in_root() { "${sudo_cmd[@]}" chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root bash -euo pipefail -c "$1"; }
 install="DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends"
