@@ -25,7 +25,7 @@ export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_f
 LOCK := flock $(BUILD_DIR)/.build.lock
 
 .PHONY: all deps configure build test demo bench bench-table bench-train-table check-libtorch2 check-libtorch2-cuda \
-        check-torch-wheel package check-package clean
+        check-torch-wheel check-sanitize check-sanitize-all fuzz package check-package clean
 
 all: build
 
@@ -70,6 +70,20 @@ check-libtorch2-cuda:
 # each built with `make test TORCH_PYTHON=...` as a pip user builds it (scripts/check-torch-wheel.sh).
 check-torch-wheel:
 	@bash scripts/check-torch-wheel.sh $(BUILD_DIR)/torch-wheel
+
+# AddressSanitizer, LeakSanitizer and UBSan (scripts/check-sanitize.sh): the libraries that load no
+# LibTorch (CI), or everything (check-sanitize-all, before an issue touching compiler/ or cli/ ends).
+check-sanitize: build
+	@bash scripts/check-sanitize.sh $(BUILD_DIR)
+
+check-sanitize-all: deps
+	@bash scripts/check-sanitize.sh --all $(BUILD_DIR)
+
+# libFuzzer over every input format (scripts/fuzz.sh): FUZZ_SECONDS per harness, FUZZ_HARNESSES
+# to pick some (default all seven); findings land in tests/fuzzers/corpus/ as regression cases.
+FUZZ_SECONDS ?= 60
+fuzz:
+	@bash scripts/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_HARNESSES)
 
 # A .deb of this build (CPack; Debian's LibTorch) and its check in a fresh Debian 12 chroot.
 package: build

@@ -4,10 +4,18 @@
 #   scripts/install-deps.sh                  with Debian's LibTorch 1.13 (the default build)
 #   scripts/install-deps.sh --without-torch  everything but LibTorch, for a build against the
 #                                            LibTorch of a pip-installed PyTorch (TORCH_PYTHON=...)
+#   scripts/install-deps.sh --fuzz           also clang 14 and its libFuzzer runtime (make fuzz)
 set -euo pipefail
 
 torch_packages=(libtorch-dev python3-torch python3-torchvision)
-[[ "${1:-}" == "--without-torch" ]] && torch_packages=()
+fuzz_packages=()
+for arg in "$@"; do
+  case "$arg" in
+    --without-torch) torch_packages=() ;;
+    --fuzz) fuzz_packages=(clang-14 libclang-rt-14-dev llvm-14) ;;
+    *) echo "install-deps: unknown option $arg (use --without-torch or --fuzz)" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   build-essential cmake ninja-build pkg-config git
@@ -17,6 +25,7 @@ packages=(
   libsqlite3-dev sqlite3 libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   ccache xvfb xauth
+  "${fuzz_packages[@]}"
 )
 
 missing=()

@@ -156,8 +156,8 @@ TEST(CpuProfiler, ScopeTimesTheEnclosedWork) {
     p.begin_call(w.next_id());
     {
       auto scope = p.time(k, 0);
-      volatile int sink = 0;
-      for (int i = 0; i < 100000; ++i) sink = sink + i;
+      volatile unsigned sink = 0;  // unsigned: the sum wraps (UBSan: an int overflowed here)
+      for (unsigned i = 0; i < 100000; ++i) sink = sink + i;
     }
     p.end_call();
   }
