@@ -21,6 +21,9 @@ endif
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := true
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
+# The Debian build, two wheel builds and the sanitizer build hold about 6 GB of objects: at
+# ccache's default 5 GB each evicted the others' and CI compiled everything every time.
+export CCACHE_MAXSIZE ?= 12G
 # Builds take a lock so that two builds never share the machine's two cores.
 LOCK := flock $(BUILD_DIR)/.build.lock
 
