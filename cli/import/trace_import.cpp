@@ -7,6 +7,7 @@
 #include <regex>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/import/kineto_importer.h"
 #include "cli/import/trace_lines.h"
@@ -62,6 +63,7 @@ std::string describe_damage(const std::string& path, const TraceDamage& d) {
   if (d.bad_json > 0) parts.push_back(fmt::format("{} not JSON", d.bad_json));
   if (d.bad_md5 > 0) parts.push_back(fmt::format("{} with a payload that fails its MD5", d.bad_md5));
   if (d.stray_payload > 0) parts.push_back(fmt::format("{} payloads without a record", d.stray_payload));
+  if (d.bad_fields > 0) parts.push_back(fmt::format("{} with fields of the wrong JSON type", d.bad_fields));
   if (d.cut_at_end) parts.push_back("1 cut by the end of the file (truncated)");
   std::string what = parts.empty() ? std::string() : fmt::format("{} damaged records skipped (", d.damaged());
   for (size_t i = 0; i < parts.size(); ++i) what += (i ? ", " : "") + parts[i];
@@ -111,8 +113,18 @@ ImportResult import_traces(const ImportRequest& request) {
     TraceLineReader reader(file.path);
     TorchTraceImporter importer(request.db, file.path, file.rank, world_size);
     TraceRecord record;
-    while (reader.next(record)) importer.add(record);
-    const TraceDamage& damage = reader.damage();
+    int64_t bad_fields = 0;
+    std::string first_bad_field;
+    while (reader.next(record)) {
+      try {
+        importer.add(record);
+      } catch (const nlohmann::json::exception& e) {  // libFuzzer's torch_trace harness found these
+        if (bad_fields++ == 0) first_bad_field = e.what();
+      }
+    }
+    TraceDamage damage = reader.damage();
+    damage.bad_fields = bad_fields;
+    if (damage.first_problem.empty() && bad_fields > 0) damage.first_problem = first_bad_field;
     if (reader.records() == 0) {
       result.errors.push_back(
           reader.bytes_read() == 0 && !damage.gzip_cut

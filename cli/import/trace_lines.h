@@ -28,10 +28,11 @@ struct TraceDamage {
   int64_t bad_json = 0;        // the prefix is there, the envelope is not a JSON object
   int64_t bad_md5 = 0;         // payload digest mismatch (also: a payload cut short)
   int64_t stray_payload = 0;   // payload lines with no envelope before them
+  int64_t bad_fields = 0;      // intact JSON whose fields have the wrong types ("name": 3): skipped
   bool cut_at_end = false;     // the file ends inside a record (no final newline)
   bool gzip_cut = false;       // a .gz stream that ends before its trailer
   std::string first_problem;   // "line 12: ..." for the message
-  int64_t damaged() const { return not_glog + bad_json + bad_md5 + stray_payload + (cut_at_end ? 1 : 0); }
+  int64_t damaged() const { return not_glog + bad_json + bad_md5 + stray_payload + bad_fields + (cut_at_end ? 1 : 0); }
 };
 
 class TraceLineReader {

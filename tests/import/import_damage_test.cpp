@@ -219,6 +219,24 @@ TEST_F(ImportDamage, KinetoThatIsNotATraceOrIsCutIsAnError) {
   EXPECT_NE(r.errors[0].find("cut short"), std::string::npos) << r.errors[0];
 }
 
+// A record whose fields have the wrong JSON types (a stack frame named 3; libFuzzer's torch_trace
+// harness found it escaping as nlohmann's type_error) is skipped and counted as damage.
+TEST_F(ImportDamage, RecordsWithFieldsOfTheWrongTypeAreSkippedAndCounted) {
+  std::string log = *log_;
+  const std::string from = "\"name\": \"", to = "\"name\": 3, \"was\": \"";
+  const size_t at = log.find("\"dynamo_start\": {\"stack\": [" );
+  ASSERT_NE(at, std::string::npos);
+  const size_t frame = log.rfind(from, log.find("]}", at));  // the innermost (last) frame's name
+  ASSERT_TRUE(frame != std::string::npos && frame > at);
+  log.replace(frame, from.size(), to);
+  std::string path = dir_.file("typed.log");
+  write(path, log);
+  ImportResult r = import_traces({{path}, {}, dir_.file("typed-log.db")});
+  ASSERT_EQ(r.runs.size(), 1u);
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("1 with fields of the wrong JSON type"), std::string::npos) << r.warnings[0];
+}
+
 // A Kineto event whose fields have the wrong JSON types (libFuzzer's kineto harness found "ph": 3
 // escaping as nlohmann's type_error) is skipped and counted; the trace's other events are imported.
 TEST_F(ImportDamage, KinetoEventsOfTheWrongTypesAreSkippedAndCounted) {
