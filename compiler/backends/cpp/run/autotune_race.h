@@ -3,7 +3,9 @@
 // run each, so that a slow spell of the machine slows them alike; each one's best round is its time
 // and the spread of its rounds (median over best) its noise. The planned candidate (index 0) keeps
 // its place unless another is faster by more than the margin: the larger of the two candidates'
-// noise and a floor, plus what that candidate costs beyond its time (a weight copy). On a noisy
+// noise and a floor, plus any extra margin the caller gives it for a cost beyond its time (no
+// caller does today: a GEMM that copies its weight is the challenger of LibTorch's linear instead,
+// which already makes it beat the margin). On a noisy
 // machine decisions then stay the planned ones instead of flipping with the load, and a user's
 // autotune cache keeps a set that holds in quiet times too.
 #pragma once
