@@ -9,6 +9,9 @@
 #   TORCH_WHEEL_VERSIONS="2.11.0 newest"    the versions to check
 #   TORCH_WHEEL_GUI=ON                      build the GUI too (off: Qt does not touch LibTorch,
 #                                           and the Debian build tests it)
+#   TORCH_WHEEL_CLEAN=1                     remove each version's venv and build once its tests
+#                                           ran, keeping ctest.log (CI: one wheel build holds
+#                                           ~11 GB, and the CI disk once ran out mid-install)
 # Release builds without debug info and without the benchmarks: a wheel's LibTorch headers take
 # about twice as long to compile as Debian's, and CI builds two of them.
 #
@@ -23,6 +26,13 @@ root=$(realpath -m "${1:-$src/build/torch-wheel}")
 versions=${TORCH_WHEEL_VERSIONS:-"2.11.0 newest"}
 gui=${TORCH_WHEEL_GUI:-OFF}
 python=${TORCH_WHEEL_BASE_PYTHON:-python3}
+clean=${TORCH_WHEEL_CLEAN:-0}
+# pip's cache would hold a second copy of the ~4.7 GB of wheels that the venv already holds.
+export PIP_NO_CACHE_DIR=1
+# A wheel's venv and build need about 11 GB: say so up front instead of pip's "No space left".
+need_gb=12
+
+free_gb() { df -Pk "$1" | awk 'NR==2 { print int($4 / 1048576) }'; }
 
 newest() {  # the newest version of a PyPI package
   "$python" -m pip index versions "$1" 2>/dev/null | sed -n 's/^[^ ]* (\(.*\))$/\1/p' | head -1
@@ -42,6 +52,11 @@ for version in $versions; do
   dir=$root/$version
   venv=$dir/venv
   echo "== torch $version in $dir"
+  mkdir -p "$dir"
+  if [[ ! -f $venv/.tcprof-ready || ! -d $dir/build ]] && (( $(free_gb "$dir") < need_gb )); then
+    echo "check-torch-wheel: only $(free_gb "$dir") GB free under $dir; torch $version's venv and build need about $need_gb GB: free some disk (old build folders, ~/.cache/pip) or set TORCH_WHEEL_CLEAN=1" >&2
+    exit 2
+  fi
   if [[ ! -f $venv/.tcprof-ready ]]; then
     rm -rf "$venv"
     "$python" -m venv "$venv"
@@ -63,6 +78,9 @@ for version in $versions; do
   result=$(grep -E '^[0-9]+% tests passed' "$dir/ctest.log" | tail -1)
   summary+=("torch $version: ${result:-no test result (exit $rc)}")
   [[ $rc -eq 0 ]] || status=1
+  if [[ $clean == 1 ]]; then
+    rm -rf "$dir/build" "$venv"
+  fi
 done
 echo
 echo "check-torch-wheel:"
