@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/kernel_name.h"
 #include "core/schema.h"
 #include "core/sqlite_db.h"
 
@@ -21,6 +23,25 @@ int64_t count_of(Database& db, const char* sql, Id run_id) {
   st.bind(1, run_id);
   return st.step() ? st.int64(0) : 0;
 }
+
+// Names of files written before schema 6 were stored as CUPTI reported them: demangled here, once
+// per distinct name, with the original kept as the row's mangled name.
+class KernelNameReader {
+ public:
+  void read(std::string_view stored, std::string& name, std::string& mangled) {
+    if (!looks_mangled(stored)) {
+      name.assign(stored);
+      return;
+    }
+    auto it = demangled_.find(std::string(stored));
+    if (it == demangled_.end()) it = demangled_.emplace(std::string(stored), demangled_kernel_name(stored)).first;
+    name = it->second;
+    if (mangled.empty()) mangled.assign(stored);
+  }
+
+ private:
+  std::unordered_map<std::string, std::string> demangled_;
+};
 
 }  // namespace
 
@@ -126,7 +147,11 @@ RunCounts RunReader::counts(Id run_id) const {
   s.calls = count_of(db, "SELECT count(*) FROM calls WHERE run_id=?", run_id);
   s.eager_calls =
       count_of(db, "SELECT count(*) FROM calls WHERE run_id=? AND path<>'compiled'", run_id);
-  s.kernels = count_of(db, "SELECT count(*) FROM kernels WHERE run_id=?", run_id);
+  s.kernel_rows = count_of(db, "SELECT count(*) FROM kernels WHERE run_id=?", run_id);
+  s.kernels = s.kernel_rows;
+  if (schema_version_ >= 2) {
+    s.kernels += count_of(db, "SELECT coalesce(sum(count),0) FROM kernel_summaries WHERE run_id=?", run_id);
+  }
   s.steps = count_of(db, "SELECT count(*) FROM steps WHERE run_id=?", run_id);
   s.perf_hints = count_of(db, "SELECT count(*) FROM perf_hints WHERE run_id=?", run_id);
   s.compile_time_ns =
@@ -299,6 +324,7 @@ void RunReader::for_each_kernel(Id run_id, const std::function<void(const Kernel
       "SELECT coalesce(call_id,0), coalesce(graph_id,0), coalesce(name,''), coalesce(kind,''), "
       "coalesce(device,''), coalesce(stream,0), start_ns, duration_ns, coalesce(correlation_id,0), ";
   sql += schema_version_ >= 5 ? "coalesce(bytes,0)" : "0";
+  sql += schema_version_ >= 6 ? ", coalesce(mangled_name,'')" : ", ''";
   sql += " FROM kernels WHERE run_id=?";
   if (range) sql += " AND start_ns >= ? AND start_ns < ?";
   sql += " ORDER BY start_ns";
@@ -306,10 +332,12 @@ void RunReader::for_each_kernel(Id run_id, const std::function<void(const Kernel
   st.bind(1, run_id);
   if (range) st.bind(2, range->start_ns).bind(3, range->end_ns);
   KernelRow row;
+  KernelNameReader names;
   while (st.step()) {
     row.call_id = st.int64(0);
     row.graph_id = st.int64(1);
-    row.name.assign(st.text_view(2));
+    row.mangled_name.assign(st.text_view(10));
+    names.read(st.text_view(2), row.name, row.mangled_name);
     row.kind.assign(st.text_view(3));
     row.device.assign(st.text_view(4));
     row.stream = static_cast<int>(st.int64(5));
@@ -327,14 +355,17 @@ std::vector<KernelSummaryRow> RunReader::kernel_summaries(Id run_id) const {
   auto st = db_->prepare(fmt::format(
       "SELECT coalesce(call_id,0), coalesce(graph_id,0), coalesce(name,''), coalesce(kind,''), "
       "coalesce(device,''), coalesce(stream,0), start_ns, end_ns, count, total_ns, min_ns, max_ns, "
-      "sum_sq_ns2, {} FROM kernel_summaries WHERE run_id=? ORDER BY start_ns, id",
-      schema_version_ >= 5 ? "coalesce(bytes,0)" : "0"));
+      "sum_sq_ns2, {}, {} FROM kernel_summaries WHERE run_id=? ORDER BY start_ns, id",
+      schema_version_ >= 5 ? "coalesce(bytes,0)" : "0",
+      schema_version_ >= 6 ? "coalesce(mangled_name,'')" : "''"));
   st.bind(1, run_id);
+  KernelNameReader names;
   while (st.step()) {
     KernelSummaryRow r;
     r.call_id = st.int64(0);
     r.graph_id = st.int64(1);
-    r.name = st.text(2);
+    r.mangled_name = st.text(14);
+    names.read(st.text_view(2), r.name, r.mangled_name);
     r.kind = st.text(3);
     r.device = st.text(4);
     r.stream = static_cast<int>(st.int64(5));
@@ -367,6 +398,21 @@ std::vector<GraphKernelTime> RunReader::graph_kernel_times(Id run_id) const {
   while (st.step()) {
     out.push_back({st.int64(0), st.text(2), st.text(1), st.int64(3), st.int64(4), st.text(5)});
   }
+  return out;
+}
+
+std::vector<CallKindTime> RunReader::call_kind_times(Id run_id) const {
+  std::string rows =
+      "SELECT call_id, kind, 1 AS n, duration_ns AS t FROM kernels WHERE run_id=?1 AND call_id>0";
+  if (schema_version_ >= 2) {
+    rows += " UNION ALL SELECT call_id, kind, count, total_ns FROM kernel_summaries "
+            "WHERE run_id=?1 AND call_id>0";
+  }
+  auto st = db_->prepare("SELECT call_id, coalesce(kind,''), sum(n), sum(t) FROM (" + rows +
+                         ") GROUP BY 1, 2 ORDER BY 1, 2");
+  st.bind(1, run_id);
+  std::vector<CallKindTime> out;
+  while (st.step()) out.push_back({st.int64(0), st.text(1), st.int64(2), st.int64(3)});
   return out;
 }
 

@@ -36,6 +36,9 @@ struct RunCounts {
   int64_t frames = 0, compiles = 0, graphs = 0, graph_breaks = 0, guards = 0, guard_failures = 0,
           recompiles = 0, recompile_limit_hits = 0, calls = 0, eager_calls = 0, kernels = 0,
           steps = 0, perf_hints = 0;
+  // `kernels` counts launches (and API records) recorded one row each plus those folded into
+  // --profile summary rows; `kernel_rows` only the former, the rows a kernel reader streams.
+  int64_t kernel_rows = 0;
   int64_t compile_time_ns = 0;
 };
 
@@ -116,9 +119,11 @@ struct PerfHintRow {
   int line = 0;
 };
 
+// `name` is demangled (core/kernel_name.h); `mangled_name` is what CUPTI reported for a C++
+// kernel, empty when the name was never mangled.
 struct KernelRow {
   Id call_id = 0, graph_id = 0;
-  std::string name, kind, device;
+  std::string name, kind, device, mangled_name;
   int stream = 0;
   int64_t start_ns = 0, duration_ns = 0;
   int64_t correlation_id = 0;
@@ -128,7 +133,7 @@ struct KernelRow {
 // One --profile summary row: a kernel name's launches in one call window.
 struct KernelSummaryRow {
   Id call_id = 0, graph_id = 0;
-  std::string name, kind, device;
+  std::string name, kind, device, mangled_name;
   int stream = 0;
   int64_t start_ns = 0, end_ns = 0, count = 0, total_ns = 0, min_ns = 0, max_ns = 0;
   double sum_sq_ns2 = 0;
@@ -155,6 +160,14 @@ struct GraphBreakRow {
 struct TimeRange {
   int64_t start_ns = 0, end_ns = 0;
   bool empty() const { return end_ns <= start_ns; }
+};
+
+// Time of one kind of kernel row (gpu, memcpy, cuda_runtime, eager, ...) inside one call, full and
+// summary rows together.
+struct CallKindTime {
+  Id call_id = 0;
+  std::string kind;
+  int64_t count = 0, total_ns = 0;
 };
 
 class RunReader {
@@ -192,6 +205,8 @@ class RunReader {
   std::vector<KernelSummaryRow> kernel_summaries(Id run_id) const;
   // Per graph and kind, full and summary kernels together; graphs in id order, kinds by time.
   std::vector<GraphKernelTime> graph_kernel_times(Id run_id) const;
+  // Per call and kind, for rows recorded inside a call (call_id set); by call, then kind.
+  std::vector<CallKindTime> call_kind_times(Id run_id) const;
   // run_counters summed per name, by name.
   std::vector<std::pair<std::string, int64_t>> counters(Id run_id) const;
   // Earliest start and latest end over calls, kernels, compiles and steps of the run.

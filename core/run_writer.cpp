@@ -8,6 +8,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/kernel_name.h"
 #include "core/schema.h"
 #include "core/sqlite_db.h"
 #include "core/store_open.h"
@@ -18,14 +19,14 @@ namespace {
 
 // Kernel rows go in 16 per statement: SQLite's per-statement overhead dominates narrow rows, and
 // multi-row inserts double the rate (measured: ~0.55M -> ~1.1M rows/s here).
-constexpr int kKernelColumns = 13;
+constexpr int kKernelColumns = 14;
 constexpr int kKernelRowsPerInsert = 16;
 
 std::string kernel_insert_sql(int rows) {
   std::string sql =
       "INSERT INTO kernels(run_id, call_id, graph_id, name, kind, device, stream, start_ns, "
-      "duration_ns, grid, block, correlation_id, bytes) VALUES ";
-  for (int r = 0; r < rows; ++r) sql += r == 0 ? "(?,?,?,?,?,?,?,?,?,?,?,?,?)" : ",(?,?,?,?,?,?,?,?,?,?,?,?,?)";
+      "duration_ns, grid, block, correlation_id, bytes, mangled_name) VALUES ";
+  for (int r = 0; r < rows; ++r) sql += r == 0 ? "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)" : ",(?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
   return sql;
 }
 
@@ -63,8 +64,8 @@ struct RunWriter::Statements {
                         "line) VALUES (?,?,?,?,?,?,?)")),
         kernel_summary(db.prepare(
             "INSERT INTO kernel_summaries(run_id, call_id, graph_id, name, kind, device, stream, "
-            "start_ns, end_ns, count, total_ns, min_ns, max_ns, sum_sq_ns2, bytes) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
+            "start_ns, end_ns, count, total_ns, min_ns, max_ns, sum_sq_ns2, bytes, mangled_name) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
         counter(db.prepare("INSERT INTO run_counters(run_id, name, value) VALUES (?,?,?)")),
         source(db.prepare("INSERT INTO sources(run_id, file, sha256, text) VALUES (?,?,?,?)")),
         last_event(db.prepare("UPDATE runs SET last_event_at=? WHERE id=?")) {}
@@ -124,8 +125,11 @@ uint32_t RunWriter::intern(std::string_view text) {
   auto it = intern_ids_.find(std::string(text));
   if (it != intern_ids_.end()) return it->second;
   auto id = static_cast<uint32_t>(interned_.size());
-  interned_.emplace_back(text);
-  intern_ids_.emplace(interned_.back(), id);
+  // Demangled here, once per distinct name, so that recording a launch stays a copy of ids.
+  std::string shown = demangled_kernel_name(text);
+  interned_mangled_.emplace_back(shown == text ? std::string_view() : text);
+  interned_.push_back(std::move(shown));
+  intern_ids_.emplace(std::string(text), id);
   return id;
 }
 
@@ -397,20 +401,35 @@ uint64_t RunWriter::write_batch(std::vector<Event>& events, std::vector<KernelEv
   return events.size() + kernels.size() + summaries.size();
 }
 
-std::vector<const std::string*> RunWriter::interned_snapshot() {
-  // The deque's elements never move, so the pointers stay valid while other threads intern more.
+RunWriter::InternedTexts RunWriter::interned_snapshot() {
+  // The deques' elements never move, so the pointers stay valid while other threads intern more.
   std::lock_guard<std::mutex> lock(intern_mutex_);
-  std::vector<const std::string*> names;
-  names.reserve(interned_.size());
-  for (const auto& n : interned_) names.push_back(&n);
-  return names;
+  InternedTexts texts;
+  texts.text.reserve(interned_.size());
+  texts.mangled.reserve(interned_.size());
+  for (size_t i = 0; i < interned_.size(); ++i) {
+    texts.text.push_back(&interned_[i]);
+    texts.mangled.push_back(&interned_mangled_[i]);
+  }
+  return texts;
 }
+
+namespace {
+// Binds an interned mangled name, or NULL where the name was not mangled.
+void bind_mangled(Statement& st, int column, const RunWriter::InternedTexts& texts, uint32_t id) {
+  if (id < texts.mangled.size() && !texts.mangled[id]->empty()) {
+    st.bind(column, std::string_view(*texts.mangled[id]));
+  } else {
+    st.bind_null(column);
+  }
+}
+}  // namespace
 
 void RunWriter::write_summaries(const std::vector<KernelSummaryEvent>& summaries) {
   if (summaries.empty()) return;
-  auto names = interned_snapshot();
+  const InternedTexts texts = interned_snapshot();
   auto name = [&](uint32_t id) -> std::string_view {
-    return id < names.size() ? std::string_view(*names[id]) : std::string_view("?");
+    return id < texts.text.size() ? std::string_view(*texts.text[id]) : std::string_view("?");
   };
   Statement& st = statements_->kernel_summary;
   for (const auto& e : summaries) {
@@ -423,22 +442,16 @@ void RunWriter::write_summaries(const std::vector<KernelSummaryEvent>& summaries
     } else {
       st.bind_null(15);
     }
+    bind_mangled(st, 16, texts, e.name_id);
     st.execute();
   }
 }
 
 void RunWriter::write_kernels(const std::vector<KernelEvent>& kernels) {
   if (kernels.empty()) return;
-  // Snapshot the interned strings: the deque's elements never move, so the pointers stay valid
-  // while other threads intern more.
-  std::vector<const std::string*> names;
-  {
-    std::lock_guard<std::mutex> lock(intern_mutex_);
-    names.reserve(interned_.size());
-    for (const auto& n : interned_) names.push_back(&n);
-  }
+  const InternedTexts texts = interned_snapshot();
   auto name = [&](uint32_t id) -> std::string_view {
-    return id < names.size() ? std::string_view(*names[id]) : std::string_view("?");
+    return id < texts.text.size() ? std::string_view(*texts.text[id]) : std::string_view("?");
   };
   // grid/block text must outlive the statement step: one slot per row of the multi-row insert.
   std::string grid[kKernelRowsPerInsert], block[kKernelRowsPerInsert];
@@ -464,6 +477,7 @@ void RunWriter::write_kernels(const std::vector<KernelEvent>& kernels) {
     } else {
       st.bind_null(o + 13);
     }
+    bind_mangled(st, o + 14, texts, k.name_id);
   };
   Statements& s = *statements_;
   size_t i = 0;

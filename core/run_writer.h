@@ -51,8 +51,14 @@ class RunWriter {
   // are unique in the file even when two processes write to it at once.
   Id next_id() { return (run_id_ << 32) + next_local_id_.fetch_add(1, std::memory_order_relaxed); }
 
-  // Interns a kernel name, kind or device for KernelEvent. Thread-safe; cache the result.
+  // Interns a kernel name, kind or device for KernelEvent. Thread-safe; cache the result. A mangled
+  // C++ name is written demangled, with the original in the row's mangled_name.
   uint32_t intern(std::string_view text);
+  // Pointers to the interned texts as written (demangled) and to the mangled originals (empty
+  // where the text was not mangled), indexed by interned id.
+  struct InternedTexts {
+    std::vector<const std::string*> text, mangled;
+  };
 
   void record(FrameEvent e) { push(std::move(e)); }
   void record(CompileEvent e) { push(std::move(e)); }
@@ -108,7 +114,7 @@ class RunWriter {
                        std::vector<KernelSummaryEvent>& summaries);
   void write_kernels(const std::vector<KernelEvent>& kernels);
   void write_summaries(const std::vector<KernelSummaryEvent>& summaries);
-  std::vector<const std::string*> interned_snapshot();
+  InternedTexts interned_snapshot();
 
   std::string path_;
   Options options_;
@@ -134,6 +140,7 @@ class RunWriter {
   std::mutex intern_mutex_;
   std::unordered_map<std::string, uint32_t> intern_ids_;
   std::deque<std::string> interned_;  // deque: element addresses stay valid as it grows
+  std::deque<std::string> interned_mangled_;  // the original of a demangled text; else empty
 
   std::thread thread_;
 };

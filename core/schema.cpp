@@ -106,6 +106,13 @@ ALTER TABLE steps ADD COLUMN backward_ns INTEGER;
 ALTER TABLE steps ADD COLUMN optimizer_ns INTEGER;
 )sql";
 
+// Version 6: kernel names are stored demangled; the mangled name a CUDA kernel was reported under
+// stays in its own column (NULL when the name was not mangled).
+constexpr const char* kSchemaV6Sql = R"sql(
+ALTER TABLE kernels ADD COLUMN mangled_name TEXT;
+ALTER TABLE kernel_summaries ADD COLUMN mangled_name TEXT;
+)sql";
+
 bool has_table(Database& db, const char* name) {
   auto st = db.prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?");
   st.bind(1, name);
@@ -179,6 +186,7 @@ void create_or_validate_schema(Database& db) {
   if (version < 3) db.exec(kSchemaV3Sql);
   if (version < 4) db.exec(kSchemaV4Sql);
   if (version < 5) db.exec(kSchemaV5Sql);
+  if (version < 6) db.exec(kSchemaV6Sql);
   auto st = db.prepare("UPDATE meta SET value=? WHERE key='schema_version'");
   const std::string version_text = std::to_string(kSchemaVersion);
   st.bind(1, version_text).run();

@@ -13,7 +13,9 @@ class Database;
 // 4: runs.last_event_at (time of the last committed batch); run status `interrupted`.
 // 5: kernels.bytes and kernel_summaries.bytes (copies and fills), calls.peak_gpu_bytes,
 //    steps.forward_ns/backward_ns/optimizer_ns.
-constexpr int kSchemaVersion = 5;
+// 6: kernels.mangled_name and kernel_summaries.mangled_name: `name` is demangled as it is written
+//    (core/kernel_name.h); readers demangle the names of older files as they read them.
+constexpr int kSchemaVersion = 6;
 
 // Creates the tables when the file is new. Throws Error(Input) naming the file when it holds
 // another application's tables or a schema newer than this build understands.

@@ -68,14 +68,17 @@ RunDataPtr load_run_data(const QString& path, Id run_id,
   data->view = analysis::view_run(reader, run_id);
   data->graph_times = reader.graph_kernel_times(run_id);
   data->ranks = analysis::rank_divergence(reader, run_id);
-  const double total = std::max<int64_t>(1, data->summary.counts.kernels);
+  const double total = std::max<int64_t>(1, data->summary.counts.kernel_rows);
   report("Reading kernels", 0.15);
   data->kernels.load(reader, run_id, [&](int64_t done) {
-    report(QString("Reading kernels (%1 of %2)").arg(done).arg(data->summary.counts.kernels),
+    report(QString("Reading kernels (%1 of %2)").arg(done).arg(data->summary.counts.kernel_rows),
            0.15 + 0.75 * static_cast<double>(done) / total);
   });
   report("Summarising kernels", 0.92);
   data->kernel_summary = data->kernels.summarize();
+  const auto launch = analysis::launch_pressure(data->calls, data->compiles, reader.call_kind_times(run_id));
+  data->problems = analysis::find_problems({data->summary, data->break_sites, data->recompiles, data->time_range,
+                                            data->kernel_summary, data->perf_hints, launch});
   report("Done", 1.0);
   return data;
 }

@@ -41,6 +41,15 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+std::string gunzip_into(const std::string& gz, const TempDir& dir) {
+  std::string name = std::filesystem::path(gz).filename().string();
+  if (name.size() > 3 && name.compare(name.size() - 3, 3, ".gz") == 0) name.resize(name.size() - 3);
+  const std::string out = dir.file(name);
+  const CommandResult r = run_command("gzip -dc '" + gz + "' > '" + out + "'", true);
+  if (r.exit_code != 0) throw std::runtime_error("gzip -dc " + gz + " failed: " + r.output);
+  return out;
+}
+
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
   for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size()) {
     s.replace(pos, from.size(), to);

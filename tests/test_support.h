@@ -25,6 +25,9 @@ CommandResult run_command(const std::string& command_line, bool merge_stderr = f
 
 std::string read_file(const std::string& path);
 
+// `gz` decompressed into `dir` (gzip -dc); returns the new file's path. Throws when gzip fails.
+std::string gunzip_into(const std::string& gz, const TempDir& dir);
+
 // Every occurrence of `from` replaced by `to` (paths in golden output).
 std::string replace_all(std::string s, const std::string& from, const std::string& to);
 

@@ -114,7 +114,7 @@ TEST(CpuProfiler, SummaryFoldsEachNameAndGraphPerCall) {
   }
   RunReader r(db);
   Id run = r.runs().at(0).id;
-  EXPECT_EQ(r.counts(run).kernels, 0);  // no per-launch rows
+  EXPECT_EQ(r.counts(run).kernel_rows, 0);  // no per-launch rows
   auto rows = r.kernel_summaries(run);
   ASSERT_EQ(rows.size(), 6u);  // per call: mm@g, gelu@g, mm@g2
   const KernelSummaryRow* mm = nullptr;
@@ -234,7 +234,7 @@ TEST(CpuProfiler, OnePerThreadSharingOneWriter) {
   }
   RunReader r(db);
   Id run = r.runs().at(0).id;
-  EXPECT_EQ(r.counts(run).kernels, 2 * 50 * 20);       // threads 1 and 3: full
+  EXPECT_EQ(r.counts(run).kernel_rows, 2 * 50 * 20);   // threads 1 and 3: full
   EXPECT_EQ(r.kernel_summaries(run).size(), 2u * 50);  // threads 0 and 2: one row per call
   auto stats = analysis::kernel_stats(r, run);
   ASSERT_EQ(stats.size(), 4u);

@@ -29,7 +29,8 @@ void downgrade_to_v1(const std::string& path) {
           "ALTER TABLE graphs DROP COLUMN kind; ALTER TABLE graphs DROP COLUMN fx_key; "
           "ALTER TABLE runs DROP COLUMN last_event_at; ALTER TABLE kernels DROP COLUMN bytes; "
           "ALTER TABLE calls DROP COLUMN peak_gpu_bytes; ALTER TABLE steps DROP COLUMN forward_ns; "
-          "ALTER TABLE steps DROP COLUMN backward_ns; ALTER TABLE steps DROP COLUMN optimizer_ns;");
+          "ALTER TABLE steps DROP COLUMN backward_ns; ALTER TABLE steps DROP COLUMN optimizer_ns; "
+          "ALTER TABLE kernels DROP COLUMN mangled_name;");
   db.exec("UPDATE meta SET value='1' WHERE key='schema_version'");
 }
 
