@@ -12,6 +12,7 @@
 #include "analysis/rank_divergence.h"
 #include "analysis/kernel_stats.h"
 #include "analysis/recompiles.h"
+#include "analysis/problems.h"
 #include "analysis/run_summary.h"
 #include "cli/commands.h"
 #include "cli/json_rows.h"
@@ -87,6 +88,17 @@ void write_breaks(fmt::memory_buffer& out, const std::vector<analysis::BreakSite
     if (!b.hint.empty()) fmt::format_to(o, "{}", text::wrap("        hint: ", b.hint));
   }
   if (sites.size() > top) fmt::format_to(std::back_inserter(out), "        … {} more\n", sites.size() - top);
+}
+
+// The GUI overview's list (analysis/problems.h), first after the counts: what the user came for.
+void write_problems(fmt::memory_buffer& out, const std::vector<analysis::Problem>& problems) {
+  if (problems.empty()) return;
+  auto o = std::back_inserter(out);
+  fmt::format_to(o, "\n  Biggest problems\n");
+  for (size_t i = 0; i < problems.size(); ++i) {
+    fmt::format_to(o, "{}", text::wrap(fmt::format("    {}. ", i + 1), problems[i].title));
+    fmt::format_to(o, "{}", text::wrap("       ", problems[i].detail));
+  }
 }
 
 void write_recompiles(fmt::memory_buffer& out, const std::vector<RecompileRow>& recompiles, size_t top) {
@@ -188,6 +200,7 @@ std::string render_text(const RunReader& reader, const std::vector<RunRow>& runs
       fmt::format_to(std::back_inserter(out), "  warning: {} events were not written\n", run.dropped_events);
     }
     write_counts(out, analysis::summarize_run(reader, run.id), run.source == "torch_trace");
+    write_problems(out, analysis::find_problems(reader, run.id));
     write_breaks(out, analysis::break_sites(reader, run.id), top);
     write_recompiles(out, analysis::recompiles_with_failures(reader, run.id), top);
     write_shape_advice_text(out, analysis::shape_advice(reader, run.id));
@@ -206,6 +219,11 @@ nlohmann::json render_json(const RunReader& reader, const std::vector<RunRow>& r
   for (const auto& run : runs) {
     json j = json_rows::run(run);
     j["summary"] = json_rows::summary(analysis::summarize_run(reader, run.id));
+    json problems = json::array();
+    for (const auto& p : analysis::find_problems(reader, run.id)) {
+      problems.push_back({{"kind", p.kind}, {"title", p.title}, {"detail", p.detail}, {"view", p.view}, {"score", p.score}});
+    }
+    j["problems"] = problems;
     json breaks = json::array();
     for (const auto& b : analysis::break_sites(reader, run.id)) breaks.push_back(json_rows::break_site(b));
     j["break_sites"] = breaks;

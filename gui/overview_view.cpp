@@ -6,7 +6,6 @@
 #include <QVBoxLayout>
 
 #include "gui/format.h"
-#include "gui/problems.h"
 
 namespace tcprof::gui {
 namespace {
@@ -58,18 +57,18 @@ void OverviewView::setRun(const RunDataPtr& run) {
                    live ? " (live: refreshing every second)" : "");
 
   // Problems first: that is what the user opened the file for.
-  const auto problems = find_problems(*run);
+  const auto& problems = run->problems;
   html += "<h3>Biggest problems</h3>";
   if (problems.empty()) {
     html += "<p>No graph breaks, no recompiles, no eager calls: this run compiled cleanly.</p>";
   } else {
     html += "<table cellspacing='0' cellpadding='6' width='100%'>";
     int n = 1;
-    for (const Problem& p : problems) {
+    for (const analysis::Problem& p : problems) {
       html += QString("<tr><td valign='top' style='font-size:14pt;color:#b3261e'><b>%1</b></td>"
                       "<td><b>%2</b><br>%3<br><a href='view:%4'>Show in %5 →</a></td></tr>")
                   .arg(n++)
-                  .arg(html_escape(p.title), html_escape(p.detail), p.view, view_title(p.view));
+                  .arg(html_escape(q(p.title)), html_escape(q(p.detail)), q(p.view), view_title(q(p.view)));
     }
     html += "</table>";
   }

@@ -8,6 +8,7 @@
 
 #include "analysis/break_sites.h"
 #include "analysis/kernel_stats.h"
+#include "analysis/problems.h"
 #include "analysis/rank_divergence.h"
 #include "analysis/run_summary.h"
 #include "analysis/run_view.h"
@@ -39,6 +40,7 @@ struct RunData {
   analysis::SourceIndex sources;  // the user's files as the run recorded them (none before schema 3)
   KernelData kernels;
   std::vector<analysis::KernelStats> kernel_summary;  // over the whole run
+  std::vector<analysis::Problem> problems;  // the overview's "Biggest problems", as `report` ranks them
   // For comparing runs (analysis/run_comparison.h).
   analysis::RunView view;
   std::vector<GraphKernelTime> graph_times;

@@ -69,6 +69,13 @@ TEST(ReportCommand, JsonCarriesSectionsAndCounts) {
   EXPECT_EQ(run["recompiles"][0]["guard_failures"][0]["actual"], "96");
   EXPECT_EQ(run["config"]["recompile_limit"], 8);
   EXPECT_EQ(run["summary"]["kernels"], 2000);
+  // The GUI overview's "Biggest problems", ranked the same way (analysis/problems.h).
+  ASSERT_EQ(run["problems"].size(), 3u);
+  EXPECT_EQ(run["problems"][0]["kind"], "recompiles");
+  EXPECT_EQ(run["problems"][0]["view"], "recompiles");
+  EXPECT_EQ(run["problems"][1]["kind"], "graph_breaks");
+  EXPECT_EQ(run["problems"][1]["title"], "2 graph breaks at 1 site");
+  EXPECT_GT(run["problems"][0]["score"].get<double>(), run["problems"][1]["score"].get<double>());
 }
 
 TEST(ReportCommand, BadInputsExitTwoWithOneClearLine) {

@@ -56,8 +56,8 @@ class ViewsTest : public QObject {
   void overviewNamesTheBiggestProblems() {
     const QString text = window_->overview()->text();
     QVERIFY(text.contains("Biggest problems"));
-    QVERIFY(text.contains("3 recompile(s)"));
-    QVERIFY(text.contains("graph break(s) at 5 site(s)"));
+    QVERIFY(text.contains("3 recompiles"));
+    QVERIFY(text.contains("graph breaks at 5 sites"));
     QVERIFY(text.contains("examples/gpt_small.pt"));
     // The problem links switch to the view that shows it.
     emit window_->overview()->openView("breaks");
