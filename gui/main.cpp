@@ -8,15 +8,68 @@
 #include "gui/main_window.h"
 #include "gui/screenshot.h"
 
+#ifndef TCPROF_VERSION
+#define TCPROF_VERSION "0.0.0"
+#endif
+
 namespace {
 // Headless runs promise one stderr line on failure: Qt's own notices about the offscreen
 // platform (size hints, XDG_RUNTIME_DIR) are not for the user there.
 void quiet_message_handler(QtMsgType type, const QMessageLogContext&, const QString& message) {
   if (type == QtCriticalMsg || type == QtFatalMsg) std::fprintf(stderr, "tcprof-gui: %s\n", qPrintable(message));
 }
+
+// The command line, described once for both the help-only and the windowed start.
+struct Options {
+  QCommandLineOption screenshot{"screenshot", "Render the window offscreen to PNG and exit", "OUT.png"};
+  QCommandLineOption view{"view", "View for --screenshot: overview, breaks, recompiles, kernels, graphs, training, compare",
+                          "NAME", "overview"};
+  QCommandLineOption size{"size", "Window size for --screenshot", "WxH", "1400x900"};
+  QCommandLineOption range{"time-range", "Kernels view for --screenshot: zoom to and select START..END (ms since the run started)",
+                           "START..END"};
+
+  void add_to(QCommandLineParser& parser) const {
+    parser.setApplicationDescription("Inspect tcprof run databases");
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addOption(screenshot);
+    parser.addOption(view);
+    parser.addOption(size);
+    parser.addOption(range);
+    parser.addPositionalArgument("db", "tcprof databases to open", "[DB...]");
+  }
+};
+
+void name_application() {
+  QCoreApplication::setApplicationName("tcprof-gui");
+  QCoreApplication::setOrganizationName("tcprof");
+  QCoreApplication::setApplicationVersion(TCPROF_VERSION);
+}
+
+// --help and --version print and exit before any window system is needed: QApplication aborts
+// without a display, and `tcprof-gui --help` on a server must still answer.
+bool wants_only_text(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    if (!std::strcmp(a, "--help") || !std::strcmp(a, "-h") || !std::strcmp(a, "--help-all") ||
+        !std::strcmp(a, "--version") || !std::strcmp(a, "-v")) {
+      return true;
+    }
+  }
+  return false;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
+  const Options options;
+  if (wants_only_text(argc, argv)) {
+    QCoreApplication app(argc, argv);
+    name_application();
+    QCommandLineParser parser;
+    options.add_to(parser);
+    parser.process(app);  // prints and exits
+    return 0;
+  }
   // Screenshots render without a display: pick the offscreen platform before Qt starts, unless
   // the caller chose one.
   for (int i = 1; i < argc; ++i) {
@@ -25,41 +78,28 @@ int main(int argc, char** argv) {
     qInstallMessageHandler(quiet_message_handler);
   }
   QApplication app(argc, argv);
-  QApplication::setApplicationName("tcprof-gui");
-  QApplication::setOrganizationName("tcprof");
+  name_application();
   QCommandLineParser parser;
-  parser.setApplicationDescription("Inspect tcprof run databases");
-  parser.addHelpOption();
-  QCommandLineOption screenshot("screenshot", "Render the window offscreen to PNG and exit", "OUT.png");
-  QCommandLineOption view("view", "View for --screenshot: overview, breaks, recompiles, kernels, graphs, training, compare",
-                          "NAME", "overview");
-  QCommandLineOption size("size", "Window size for --screenshot", "WxH", "1400x900");
-  QCommandLineOption range("time-range", "Kernels view for --screenshot: zoom to and select START..END (ms since the run started)",
-                           "START..END");
-  parser.addOption(screenshot);
-  parser.addOption(view);
-  parser.addOption(size);
-  parser.addOption(range);
-  parser.addPositionalArgument("db", "tcprof databases to open", "[DB...]");
+  options.add_to(parser);
   parser.process(app);
 
-  if (parser.isSet(screenshot)) {
-    tcprof::gui::ScreenshotOptions options;
-    options.view = parser.value(view);
-    const QStringList wh = parser.value(size).split('x');
+  if (parser.isSet(options.screenshot)) {
+    tcprof::gui::ScreenshotOptions shot;
+    shot.view = parser.value(options.view);
+    const QStringList wh = parser.value(options.size).split('x');
     const QSize window_size(wh.value(0).toInt(), wh.value(1).toInt());
-    if (window_size.isValid() && !window_size.isEmpty()) options.size = window_size;
-    if (parser.isSet(range)) {
-      const QStringList ends = parser.value(range).split("..");
+    if (window_size.isValid() && !window_size.isEmpty()) shot.size = window_size;
+    if (parser.isSet(options.range)) {
+      const QStringList ends = parser.value(options.range).split("..");
       bool ok_start = false, ok_end = false;
-      options.range_start_ms = ends.value(0).toDouble(&ok_start);
-      options.range_end_ms = ends.value(1).toDouble(&ok_end);
-      if (ends.size() != 2 || !ok_start || !ok_end || options.range_end_ms <= options.range_start_ms) {
+      shot.range_start_ms = ends.value(0).toDouble(&ok_start);
+      shot.range_end_ms = ends.value(1).toDouble(&ok_end);
+      if (ends.size() != 2 || !ok_start || !ok_end || shot.range_end_ms <= shot.range_start_ms) {
         std::fprintf(stderr, "tcprof-gui: --time-range wants START..END in ms, e.g. 250..262\n");
         return 2;
       }
     }
-    return tcprof::gui::take_screenshot(parser.positionalArguments(), parser.value(screenshot), options);
+    return tcprof::gui::take_screenshot(parser.positionalArguments(), parser.value(options.screenshot), shot);
   }
   tcprof::gui::MainWindow window;
   window.show();

@@ -81,6 +81,28 @@ class BadFileTest : public QObject {
     QVERIFY(QFile::exists(dir_.filePath("ok.png")));
   }
 
+  // On a server without a display QApplication aborts ("could not connect to display"): --help
+  // and --version must answer before it starts.
+  void helpAndVersionNeedNoDisplay() {
+    QProcess gui;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.remove("DISPLAY");
+    env.remove("WAYLAND_DISPLAY");
+    env.insert("QT_QPA_PLATFORM", "xcb");  // a platform that needs a display, as a desktop build picks
+    gui.setProcessEnvironment(env);
+    gui.start(TCPROF_GUI_BIN, {"--help"});
+    QVERIFY(gui.waitForFinished(30000));
+    QCOMPARE(gui.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(gui.exitCode(), 0);
+    const QString help = QString::fromLocal8Bit(gui.readAllStandardOutput());
+    QVERIFY2(help.contains("--screenshot") && help.contains("--view"), qPrintable(help));
+
+    gui.start(TCPROF_GUI_BIN, {"--version"});
+    QVERIFY(gui.waitForFinished(30000));
+    QCOMPARE(gui.exitCode(), 0);
+    QVERIFY(QString::fromLocal8Bit(gui.readAllStandardOutput()).startsWith("tcprof-gui "));
+  }
+
  private:
   QTemporaryDir dir_;
 };
