@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/clock.h"
+#include "profiler/cuda_api_selection.h"
 
 namespace tcprof {
 
@@ -97,10 +98,21 @@ std::unique_ptr<CuptiCollector> CuptiCollector::start(RunWriter& writer, const O
                             "{} (no CUDA driver or GPU?)",
                             api.error_text(r)));
   }
+  // Summary mode records only the API calls its report reads, chosen at the source where CUPTI
+  // can: every other runtime and driver call then costs CUPTI nothing.
+  const bool select_apis = options.mode == ProfileMode::Summary && api.activity_enable_runtime_api &&
+                           api.activity_enable_driver_api;
+  if (select_apis) {
+    c->runtime_api_ids_ = summary_api_callback_ids(api, CUPTI_CB_DOMAIN_RUNTIME_API);
+    c->driver_api_ids_ = summary_api_callback_ids(api, CUPTI_CB_DOMAIN_DRIVER_API);
+    c->enable_summary_apis(true);
+  }
   for (CUpti_ActivityKind kind : kKinds) {
+    if (select_apis && (kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER)) continue;
     r = api.activity_enable(kind);
     if (r != CUPTI_SUCCESS) {
       for (CUpti_ActivityKind k : c->enabled_) api.activity_disable(k);
+      c->enable_summary_apis(false);
       g_active.store(nullptr);
       c->stopped_ = true;
       return fail(fmt::format("GPU collection unavailable: enabling CUPTI {} records failed: {} "
@@ -110,7 +122,17 @@ std::unique_ptr<CuptiCollector> CuptiCollector::start(RunWriter& writer, const O
     c->enabled_.push_back(kind);
   }
   writer.record(CounterEvent{"cupti.clock_offset_ns", offset});
+  if (select_apis) {
+    writer.record(CounterEvent{"cupti.summary_api_callbacks",
+                               static_cast<int64_t>(c->runtime_api_ids_.size() + c->driver_api_ids_.size())});
+  }
   return c;
+}
+
+void CuptiCollector::enable_summary_apis(bool enable) {
+  const uint8_t on = enable ? 1 : 0;
+  for (uint32_t cbid : runtime_api_ids_) api_->activity_enable_runtime_api(cbid, on);
+  for (uint32_t cbid : driver_api_ids_) api_->activity_enable_driver_api(cbid, on);
 }
 
 CuptiCollector::~CuptiCollector() { stop(); }
@@ -167,6 +189,7 @@ void CuptiCollector::stop() {
   if (stopped_) return;
   stopped_ = true;
   for (CUpti_ActivityKind kind : enabled_) api_->activity_disable(kind);
+  enable_summary_apis(false);
   // FORCED also completes buffers that are only partly filled.
   api_->activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   processor_.finish();

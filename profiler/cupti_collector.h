@@ -80,6 +80,10 @@ class CuptiCollector : public LaunchObserver {
   LaunchScopeTable scopes_;
   CuptiRecordProcessor processor_;
   std::vector<CUpti_ActivityKind> enabled_;
+  // Summary mode on a CUPTI with per-API selection: the runtime and driver callback ids enabled
+  // one by one (cuda_api_selection.h) instead of the RUNTIME and DRIVER kinds.
+  std::vector<uint32_t> runtime_api_ids_, driver_api_ids_;
+  void enable_summary_apis(bool enable);
   bool stopped_ = false;
 };
 

@@ -45,6 +45,10 @@ std::string resolve(void* handle, CuptiApi& api) {
   get(api.activity_pop_external_correlation_id, "cuptiActivityPopExternalCorrelationId");
   get(api.get_callback_name, "cuptiGetCallbackName");
   get(api.finalize, "cuptiFinalize");
+  api.activity_enable_runtime_api = reinterpret_cast<decltype(api.activity_enable_runtime_api)>(
+      dlsym(handle, "cuptiActivityEnableRuntimeApi"));
+  api.activity_enable_driver_api = reinterpret_cast<decltype(api.activity_enable_driver_api)>(
+      dlsym(handle, "cuptiActivityEnableDriverApi"));
   return missing;
 }
 

@@ -11,7 +11,7 @@
 namespace tcprof {
 
 // The CUPTI entry points tcprof uses, resolved with dlsym. Every pointer is non-null in a table
-// returned by load_cupti().
+// returned by load_cupti(), but for those marked optional.
 struct CuptiApi {
   CUptiResult (*get_result_string)(CUptiResult, const char**) = nullptr;
   CUptiResult (*get_timestamp)(uint64_t*) = nullptr;
@@ -28,6 +28,10 @@ struct CuptiApi {
                                                       uint64_t*) = nullptr;
   CUptiResult (*get_callback_name)(CUpti_CallbackDomain, uint32_t, const char**) = nullptr;
   CUptiResult (*finalize)() = nullptr;
+  // Optional (CUPTI 12.x and newer; null where the library lacks them): API records for chosen
+  // callback ids only, which --profile summary uses instead of every runtime and driver call.
+  CUptiResult (*activity_enable_runtime_api)(CUpti_CallbackId, uint8_t) = nullptr;
+  CUptiResult (*activity_enable_driver_api)(CUpti_CallbackId, uint8_t) = nullptr;
 
   std::string library_path;  // the file that was loaded
   void* handle = nullptr;    // dlopen handle; the library stays loaded for the process

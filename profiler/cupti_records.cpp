@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "profiler/cuda_api_selection.h"
 #include "profiler/cupti_record_types.h"
 
 namespace tcprof {
@@ -134,6 +135,18 @@ uint32_t CuptiRecordProcessor::api_name(CUpti_CallbackDomain domain, uint32_t cb
   return it->second;
 }
 
+bool CuptiRecordProcessor::kept_in_summary(bool runtime, uint32_t cbid) {
+  const CUpti_CallbackDomain domain = runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+  const uint64_t key = (static_cast<uint64_t>(domain) << 32) | cbid;
+  auto [it, inserted] = api_kept_.try_emplace(key, true);
+  if (inserted) {
+    const char* name = nullptr;
+    // A callback CUPTI cannot name is kept: better a row too many than a launch lost.
+    if (api_.get_callback_name(domain, cbid, &name) == CUPTI_SUCCESS && name) it->second = api_kept_in_summary(name);
+  }
+  return it->second;
+}
+
 void CuptiRecordProcessor::process(const CUpti_Activity& record) {
   KernelEvent row;
   switch (record.kind) {
@@ -190,8 +203,12 @@ void CuptiRecordProcessor::process(const CUpti_Activity& record) {
     case CUPTI_ACTIVITY_KIND_DRIVER: {
       auto a = as<cupti::ApiRecord>(record);
       if (a.end < a.start) break;
-      ++stats_.api_calls;
       bool runtime = record.kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+      if (mode_ == ProfileMode::Summary && !kept_in_summary(runtime, a.cbid)) {
+        ++stats_.api_skipped;
+        return;
+      }
+      ++stats_.api_calls;
       row.name_id = api_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API,
                              a.cbid);
       row.kind_id = runtime ? kind_runtime_ : kind_driver_;

@@ -44,7 +44,9 @@ class LaunchScopeTable {
 class CuptiRecordProcessor {
  public:
   struct Stats {
-    int64_t records = 0, kernels = 0, memcpys = 0, memsets = 0, api_calls = 0, syncs = 0,
+    // api_skipped: API records summary mode does not keep (cuda_api_selection.h), when CUPTI
+    // delivered them anyway (a CUPTI without per-API selection).
+    int64_t records = 0, kernels = 0, memcpys = 0, memsets = 0, api_calls = 0, api_skipped = 0, syncs = 0,
             overheads = 0, external_correlations = 0, other = 0, attributed = 0,
             unattributed = 0, invalid = 0, dropped = 0;
   };
@@ -71,6 +73,7 @@ class CuptiRecordProcessor {
     std::vector<KernelEvent> rows;
   };
   void process(const CUpti_Activity& record);
+  bool kept_in_summary(bool runtime, uint32_t cbid);
   void emit(KernelEvent row, uint32_t correlation_id);
   void attribute_and_write(KernelEvent& row, uint64_t external_id);
   void on_external_correlation(uint32_t correlation_id, uint64_t external_id);
@@ -97,6 +100,7 @@ class CuptiRecordProcessor {
   // Interned-id caches: CUPTI's kernel name strings stay valid for the process.
   std::unordered_map<const char*, uint32_t> kernel_names_;
   std::unordered_map<uint64_t, uint32_t> api_names_;
+  std::unordered_map<uint64_t, bool> api_kept_;  // summary mode: by (domain, cbid)
   std::unordered_map<uint32_t, uint32_t> devices_;
   std::unordered_map<uint32_t, uint32_t> names_by_code_;  // memcpy/memset/sync names by kind code
   using SummaryKey = std::tuple<Id, Id, uint32_t, uint32_t, uint32_t, int32_t>;

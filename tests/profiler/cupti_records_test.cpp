@@ -2,6 +2,7 @@
 // walked by the real libcupti's cuptiActivityGetNextRecord (no GPU needed), into a real database.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "analysis/kernel_stats.h"
@@ -294,6 +295,86 @@ TEST_F(CuptiRecords, SummaryModeAddsUpTheBytesOfFoldedCopies) {
   EXPECT_EQ(s[0].count, 3);
   EXPECT_EQ(s[0].bytes, 3003);
   EXPECT_EQ(s[0].total_ns, 600);
+}
+
+}  // namespace
+}  // namespace tcprof
+
+#include "profiler/cuda_api_selection.h"
+
+namespace tcprof {
+namespace {
+
+TEST(CudaApiSelection, SummaryKeepsLaunchesCopiesSynchronisationsAndAllocations) {
+  for (const char* kept : {"cudaLaunchKernel_v7000", "cuLaunchKernel", "cuLaunchKernelEx", "cudaGraphLaunch_v10000",
+                           "cudaMemcpyAsync_v3020", "cuMemcpyHtoDAsync_v2", "cudaMemsetAsync_v3020",
+                           "cudaStreamSynchronize_v3020", "cuCtxSynchronize", "cudaMalloc_v3020",
+                           "cuMemAlloc_v2", "cudaFree_v3020", "cudaMallocAsync_v11020"}) {
+    EXPECT_TRUE(api_kept_in_summary(kept)) << kept;
+  }
+  // What a GPT call made hundreds of times without the report reading any of it.
+  for (const char* skipped : {"cuDevicePrimaryCtxGetState", "cudaGetDevice_v3020", "cudaStreamIsCapturing_v10000",
+                              "cuCtxGetCurrent", "cudaGetLastError_v3020", "cudaPeekAtLastError_v3020",
+                              "cudaEventRecord_v3020", "cuLibraryLoadData"}) {
+    EXPECT_FALSE(api_kept_in_summary(skipped)) << skipped;
+  }
+}
+
+TEST(CudaApiSelection, CallbackIdsAreFoundByNameInTheRealCupti) {
+  auto loaded = load_cupti({TCPROF_TOOLKIT_CUPTI});
+  ASSERT_TRUE(loaded.available()) << loaded.error;
+  const auto runtime = summary_api_callback_ids(*loaded.api, CUPTI_CB_DOMAIN_RUNTIME_API);
+  const auto driver = summary_api_callback_ids(*loaded.api, CUPTI_CB_DOMAIN_DRIVER_API);
+  auto has = [](const std::vector<uint32_t>& ids, uint32_t id) { return std::find(ids.begin(), ids.end(), id) != ids.end(); };
+  EXPECT_TRUE(has(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+  EXPECT_TRUE(has(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020));
+  EXPECT_TRUE(has(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020));
+  EXPECT_FALSE(has(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020));
+  EXPECT_TRUE(has(driver, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
+  EXPECT_FALSE(has(driver, CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState));
+  // A small part of each API.
+  EXPECT_LT(runtime.size(), CUPTI_RUNTIME_TRACE_CBID_SIZE / 4);
+  EXPECT_LT(driver.size(), CUPTI_DRIVER_TRACE_CBID_SIZE / 4);
+  // The collector enables these one by one where CUPTI can (12.x and newer, as here).
+  EXPECT_NE(loaded.api->activity_enable_runtime_api, nullptr);
+  EXPECT_NE(loaded.api->activity_enable_driver_api, nullptr);
+}
+
+TEST_F(CuptiRecords, SummaryModeKeepsOnlyTheApiCallsTheReportReads) {
+  // A CUPTI without per-API selection delivers every call: the processor drops the rest.
+  CuptiRecordProcessor p(*writer_, api_, scopes_, 0, ProfileMode::Summary);
+  uint64_t ext = scopes_.open({call_, graph_});
+  CuptiTestBuffer b;
+  b.add(runtime_record(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, 20, 900, 950))
+      .add(external_record(21, ext))
+      .add(runtime_record(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 21, 1'000, 1'400))
+      .add(kernel_record("gemm", 21, 2'000, 5'000))
+      .add(runtime_record(CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_v10000, 22, 1'500, 1'600));
+  p.buffer_completed(nullptr, 0, b.data(), b.valid_bytes());
+  p.end_window();
+  EXPECT_EQ(p.stats().api_calls, 1);
+  EXPECT_EQ(p.stats().api_skipped, 2);
+  writer_->close();
+  RunReader r(db_);
+  std::vector<std::string> names;
+  for (const auto& s : r.kernel_summaries(r.runs().at(0).id)) names.push_back(s.name);
+  ASSERT_EQ(names.size(), 2u);
+  EXPECT_TRUE(std::find(names.begin(), names.end(), "gemm") != names.end());
+  EXPECT_TRUE(std::find_if(names.begin(), names.end(), [](const std::string& n) {
+                return n.rfind("cudaLaunchKernel", 0) == 0;
+              }) != names.end());
+}
+
+TEST_F(CuptiRecords, FullModeKeepsEveryApiCall) {
+  CuptiRecordProcessor p(*writer_, api_, scopes_, 0, ProfileMode::Full);
+  CuptiTestBuffer b;
+  b.add(runtime_record(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, 20, 900, 950))
+      .add(runtime_record(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 21, 1'000, 1'400));
+  p.buffer_completed(nullptr, 0, b.data(), b.valid_bytes());
+  p.finish();
+  EXPECT_EQ(p.stats().api_calls, 2);
+  EXPECT_EQ(p.stats().api_skipped, 0);
+  EXPECT_EQ(rows().size(), 2u);
 }
 
 }  // namespace
