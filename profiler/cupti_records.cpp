@@ -120,29 +120,20 @@ uint32_t CuptiRecordProcessor::device_id(uint32_t device) {
   return it->second;
 }
 
-uint32_t CuptiRecordProcessor::api_name(CUpti_CallbackDomain domain, uint32_t cbid) {
+const CuptiRecordProcessor::ApiCallback& CuptiRecordProcessor::api_callback(CUpti_CallbackDomain domain,
+                                                                            uint32_t cbid) {
   uint64_t key = (static_cast<uint64_t>(domain) << 32) | cbid;
-  auto [it, inserted] = api_names_.try_emplace(key, 0);
+  auto [it, inserted] = api_callbacks_.try_emplace(key);
   if (inserted) {
     const char* name = nullptr;
     if (api_.get_callback_name(domain, cbid, &name) == CUPTI_SUCCESS && name) {
-      it->second = writer_.intern(name);
+      it->second.name_id = writer_.intern(name);
+      it->second.kept_in_summary = api_kept_in_summary(name);
     } else {
-      it->second = writer_.intern(fmt::format(
+      // A callback CUPTI cannot name is kept: better a row too many than a launch lost.
+      it->second.name_id = writer_.intern(fmt::format(
           "{}#{}", domain == CUPTI_CB_DOMAIN_RUNTIME_API ? "cudaRuntime" : "cuDriver", cbid));
     }
-  }
-  return it->second;
-}
-
-bool CuptiRecordProcessor::kept_in_summary(bool runtime, uint32_t cbid) {
-  const CUpti_CallbackDomain domain = runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
-  const uint64_t key = (static_cast<uint64_t>(domain) << 32) | cbid;
-  auto [it, inserted] = api_kept_.try_emplace(key, true);
-  if (inserted) {
-    const char* name = nullptr;
-    // A callback CUPTI cannot name is kept: better a row too many than a launch lost.
-    if (api_.get_callback_name(domain, cbid, &name) == CUPTI_SUCCESS && name) it->second = api_kept_in_summary(name);
   }
   return it->second;
 }
@@ -204,13 +195,14 @@ void CuptiRecordProcessor::process(const CUpti_Activity& record) {
       auto a = as<cupti::ApiRecord>(record);
       if (a.end < a.start) break;
       bool runtime = record.kind == CUPTI_ACTIVITY_KIND_RUNTIME;
-      if (mode_ == ProfileMode::Summary && !kept_in_summary(runtime, a.cbid)) {
+      const ApiCallback& callback =
+          api_callback(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, a.cbid);
+      if (mode_ == ProfileMode::Summary && !callback.kept_in_summary) {
         ++stats_.api_skipped;
         return;
       }
       ++stats_.api_calls;
-      row.name_id = api_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API,
-                             a.cbid);
+      row.name_id = callback.name_id;
       row.kind_id = runtime ? kind_runtime_ : kind_driver_;
       row.device_id = device_cpu_;
       row.stream = static_cast<int32_t>(a.threadId);  // the launching host thread

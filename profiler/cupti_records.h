@@ -73,7 +73,6 @@ class CuptiRecordProcessor {
     std::vector<KernelEvent> rows;
   };
   void process(const CUpti_Activity& record);
-  bool kept_in_summary(bool runtime, uint32_t cbid);
   void emit(KernelEvent row, uint32_t correlation_id);
   void attribute_and_write(KernelEvent& row, uint64_t external_id);
   void on_external_correlation(uint32_t correlation_id, uint64_t external_id);
@@ -85,7 +84,13 @@ class CuptiRecordProcessor {
   uint32_t device_id(uint32_t device);
   uint32_t cached_name(std::unordered_map<uint32_t, uint32_t>& cache, uint32_t code,
                        const char* name);
-  uint32_t api_name(CUpti_CallbackDomain domain, uint32_t cbid);
+  // A runtime or driver API callback, looked up once: its interned name and whether
+  // --profile summary keeps its records (cuda_api_selection.h).
+  struct ApiCallback {
+    uint32_t name_id = 0;
+    bool kept_in_summary = true;
+  };
+  const ApiCallback& api_callback(CUpti_CallbackDomain domain, uint32_t cbid);
 
   RunWriter& writer_;
   const CuptiApi& api_;
@@ -99,8 +104,7 @@ class CuptiRecordProcessor {
   std::unordered_map<uint32_t, Waiting> waiting_current_, waiting_previous_;
   // Interned-id caches: CUPTI's kernel name strings stay valid for the process.
   std::unordered_map<const char*, uint32_t> kernel_names_;
-  std::unordered_map<uint64_t, uint32_t> api_names_;
-  std::unordered_map<uint64_t, bool> api_kept_;  // summary mode: by (domain, cbid)
+  std::unordered_map<uint64_t, ApiCallback> api_callbacks_;  // by (domain, cbid)
   std::unordered_map<uint32_t, uint32_t> devices_;
   std::unordered_map<uint32_t, uint32_t> names_by_code_;  // memcpy/memset/sync names by kind code
   using SummaryKey = std::tuple<Id, Id, uint32_t, uint32_t, uint32_t, int32_t>;
