@@ -28,7 +28,7 @@ struct CuptiApi {
                                                       uint64_t*) = nullptr;
   CUptiResult (*get_callback_name)(CUpti_CallbackDomain, uint32_t, const char**) = nullptr;
   CUptiResult (*finalize)() = nullptr;
-  // Optional (CUPTI 12.x and newer; null where the library lacks them): API records for chosen
+  // Optional (null where the library lacks them: newer CUPTIs only): API records for chosen
   // callback ids only, which --profile summary uses instead of every runtime and driver call.
   CUptiResult (*activity_enable_runtime_api)(CUpti_CallbackId, uint8_t) = nullptr;
   CUptiResult (*activity_enable_driver_api)(CUpti_CallbackId, uint8_t) = nullptr;
