@@ -84,7 +84,7 @@ Problem launch_problem(const LaunchPressure& l) {
   p.score = 45 + 50 * l.api_share();
   p.title = fmt::format("Launch-bound: the host spends {} of each call in CUDA API calls", percent(l.api_share()));
   p.detail = fmt::format(
-      "Over {} steady calls the GPU was busy {} of the call ({} of {} a call) and waited for launches the "
+      "Over {} steady calls the GPU was busy {} of the call ({} of {} on average) and waited for launches the "
       "rest. Fewer, larger kernels (compiled, fused graphs) or one CUDA graph per call shorten it.",
       l.calls, percent(l.gpu_share()), duration(static_cast<double>(l.gpu_ns) / static_cast<double>(l.calls)),
       duration(static_cast<double>(l.call_ns) / static_cast<double>(l.calls)));
