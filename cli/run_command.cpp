@@ -73,9 +73,8 @@ void add_run_command(CLI::App& app) {
       for (int64_t i = 0; i < o->iters; ++i) {
         auto inputs = s.inputs->make(i);
         int64_t compiles = m.stats().compiles;
-        int64_t t0 = now_ns();
         c10::IValue out = m.call(inputs);
-        samples.push_back({now_ns() - t0, m.stats().compiles > compiles});
+        samples.push_back({m.last_call_ns(), m.stats().compiles > compiles});
         if (reference) {
           std::string diff = verify_call(out, *reference, *oracle, s.model.method, [&] { return s.inputs->make(i); });
           if (!diff.empty()) {

@@ -60,7 +60,7 @@ void train(const TrainOptions& o) {
   if (params.empty()) throw Error(ErrorKind::Input, fmt::format("train: {} has no parameters to train", o.model.model));
   OptimizerStep optimizer = make_optimizer(o.optimizer, params, o.model.backend == "cpp");
   const KernelKey optimizer_key =
-      s.profiler->key(fmt::format("optimizer step ({})", optimizer.name), optimizer.name.rfind("fused", 0) == 0 ? "generated" : "extern");
+      s.profiler->key(fmt::format("optimizer step ({})", optimizer.name), optimizer.code.empty() ? "extern" : "generated");
   const KernelKey backward_key = s.profiler->key("backward (autograd)", "eager");
   // The optimizer step is a graph of its own in the store (kind "optimizer", no compile): its
   // description as IR, the generated kernel as code, and its time attributed to it.

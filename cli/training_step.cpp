@@ -5,6 +5,7 @@
 
 #include "cli/text_format.h"
 #include "compiler/optim/fused_optimizer.h"
+#include "compiler/optim/libtorch_fused_optimizer.h"
 #include "compiler/runtime/input_generator.h"
 #include "core/error.h"
 
@@ -121,6 +122,17 @@ OptimizerStep make_optimizer(const OptimizerChoice& o, std::vector<at::Tensor> p
     f.momentum = o.momentum;
     auto step = std::make_shared<FusedOptimizer>(params, f);
     return {"fused " + o.kind, "fused " + step->describe(), FusedOptimizer::source(), [step] { step->zero_grad(); },
+            [step] { step->step(); }};
+  }
+  // Parameters on a GPU: LibTorch's multi-tensor fused kernels, one launch for the whole step.
+  if (fused && LibTorchFusedOptimizer::unsupported_reason(params).empty()) {
+    FusedOptimizerOptions f;
+    f.kind = o.kind;
+    f.lr = o.lr;
+    f.weight_decay = wd;
+    f.momentum = o.momentum;
+    auto step = std::make_shared<LibTorchFusedOptimizer>(params, f);
+    return {"fused " + o.kind + " (LibTorch)", "fused " + step->describe(), "", [step] { step->zero_grad(); },
             [step] { step->step(); }};
   }
   std::shared_ptr<torch::optim::Optimizer> opt;

@@ -32,7 +32,7 @@ at::Tensor first_tensor(const c10::IValue& v);
 at::Tensor compute_loss(const LossOptions& o, const at::Tensor& out, int64_t batch);
 
 struct OptimizerStep {
-  std::string name;         // "fused adam" | "torch::optim adam" ...
+  std::string name;         // "fused adam" | "fused adam (LibTorch)" | "torch::optim adam" ...
   std::string description;  // "fused adam over 53 parameters, 3.49 M elements: lr 0.001, ..."
   std::string code;         // the generated kernel's source; empty for torch::optim
   std::function<void()> zero_grad, step;
@@ -50,7 +50,8 @@ void add_optimizer_options(CLI::App* cmd, OptimizerChoice& o, const std::string&
 void check_optimizer(const OptimizerChoice& o);
 
 // `fused`: the generated kernel over all parameters (compiler/optim) where the parameters allow
-// it; torch::optim's otherwise, or when not `fused`.
+// it (CPU float32), else LibTorch's fused multi-tensor kernels where the linked LibTorch has them
+// (parameters on a GPU); torch::optim's otherwise, or when not `fused`.
 OptimizerStep make_optimizer(const OptimizerChoice& o, std::vector<at::Tensor> params, bool fused);
 
 // Where the backward ran: "compiled forward and backward for 1 of 1 graph", with the first reason

@@ -65,8 +65,11 @@ if [[ -n ${GPU_CHECK_KIT:-} ]]; then
   export LD_LIBRARY_PATH=$deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 fi
 [[ -d /usr/local/cuda/lib64 ]] && export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-cmake=$(dirname "$py")/cmake
-[[ -x $cmake ]] || cmake=cmake
+# The CMake beside that Python (a venv's pip-installed one), else the PATH's. `py` may be a bare
+# name: resolve it first, or its dirname is "." and ./cmake is the project's cmake/ folder.
+py_dir=$(dirname "$(command -v "$py")")
+cmake=$py_dir/cmake
+[[ -f $cmake && -x $cmake ]] || cmake=cmake
 cuda_args=()
 [[ -d /usr/local/cuda ]] && cuda_args=(-DCUDAToolkit_ROOT=/usr/local/cuda)
 
@@ -81,8 +84,8 @@ if [[ $built -ne 0 ]]; then
 elif [[ ${GPU_CHECK_CTEST:-1} == 0 ]]; then
   skip ctest "GPU_CHECK_CTEST=0"
 else
-  ctest=$(dirname "$cmake")/ctest
-  [[ -x $ctest ]] || ctest=ctest
+  ctest=$py_dir/ctest
+  [[ -f $ctest && -x $ctest && $cmake != cmake ]] || ctest=ctest
   step ctest 240 "$ctest" --test-dir "$build" -j "$jobs" --timeout 120 --output-on-failure
 fi
 
@@ -93,18 +96,25 @@ gpt_in='i64[8,256](0,8192)'
 resnet_in='f32[32,3,224,224]'
 db=$out/gpu-check.db
 rm -f "$db"
-gpu_steps=(run_gpt run_resnet18 train_gpt bench_gpt bench_resnet18 report)
+gpu_steps=(run_gpt_off run_gpt_summary run_gpt_full run_resnet18_off run_resnet18_summary run_resnet18_full
+  train_gpt bench_gpt bench_resnet18 bench_train_gpt report)
 if [[ $built -ne 0 ]]; then
   for s in "${gpu_steps[@]}"; do skip "$s" "the build failed"; done
 elif [[ $has_gpu != 1 ]]; then
   for s in "${gpu_steps[@]}"; do skip "$s" "$no_gpu_reason"; done
 else
-  step run_gpt 60 "$tcprof" run "$models/gpt_gpu.pt" --input "$gpt_in" --device cuda --iters 50 --profile summary --db "$db"
-  step run_resnet18 60 "$tcprof" run "$models/resnet18.pt" --input "$resnet_in" --device cuda --iters 20 --profile full --db "$db"
-  step train_gpt 90 "$tcprof" train "$models/gpt_gpu_loss.pt" --input "$gpt_in" --input "$gpt_in" --loss model \
-    --optimizer adam --steps 20 --device cuda --amp bf16 --db "$db"
+  # Each sample in every profile mode: the steady medians are CUDA-event times of the same calls,
+  # so summary/off and full/off are what recording costs (docs/gpu.md, "Per-call time").
+  for mode in off summary full; do
+    step "run_gpt_$mode" 60 bash -c "'$tcprof' run '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --iters 50 --profile $mode --db '$db' --json > '$out/run_gpt_$mode.json'"
+    step "run_resnet18_$mode" 60 bash -c "'$tcprof' run '$models/resnet18.pt' --input '$resnet_in' --device cuda --iters 20 --profile $mode --db '$db' --json > '$out/run_resnet18_$mode.json'"
+  done
+  step train_gpt 90 bash -c "'$tcprof' train '$models/gpt_gpu_loss.pt' --input '$gpt_in' --input '$gpt_in' --loss model \
+    --optimizer adam --steps 20 --device cuda --amp bf16 --db '$db' --json > '$out/train_gpt.json'"
   step bench_gpt 90 bash -c "'$tcprof' bench '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --iters 30 --db none --json > '$out/bench_gpt.json'"
   step bench_resnet18 90 bash -c "'$tcprof' bench '$models/resnet18.pt' --input '$resnet_in' --device cuda --iters 30 --db none --json > '$out/bench_resnet18.json'"
+  # The optimizer step: torch::optim's Adam op by op against the fused step (LibTorch _fused_adam_).
+  step bench_train_gpt 120 bash -c "'$tcprof' bench '$models/gpt_gpu_loss.pt' --train --loss model --optimizer adam --input '$gpt_in' --input '$gpt_in' --device cuda --iters 20 --db none --json > '$out/bench_train_gpt.json'"
   step report 30 bash -c "'$tcprof' report --db '$db' > '$out/report.txt' && '$tcprof' report --db '$db' --json > '$out/report.json'"
 fi
 # The randomized differential test runs its graphs on the CPU until the CUDA backend gives
@@ -136,8 +146,23 @@ for model in ("gpt", "resnet18"):
         row["torchscript_optimized_ms"] = (bench.get("baselines") or {}).get("torchscript_optimized")
         row["tcprof_ms"] = bench.get("compiled_ms")
         row["tcprof_timed_with"] = bench.get("timed_with")
+    # Per-call time in each profile mode (CUDA events) and what recording costs against off.
+    for mode in ("off", "summary", "full"):
+        run = load(f"run_{model}_{mode}.json")
+        if run and run.get("steady_median_ms_per_call") is not None:
+            row[f"run_{mode}_ms"] = run["steady_median_ms_per_call"]
+    if row.get("run_off_ms"):
+        for mode in ("summary", "full"):
+            if row.get(f"run_{mode}_ms") is not None:
+                row[f"recording_cost_{mode}_percent"] = 100 * (row[f"run_{mode}_ms"] / row["run_off_ms"] - 1)
     if row:
         timings[model] = row
+train = load("bench_train_gpt.json")
+if train:
+    opt = train.get("optimizer") or {}
+    timings["gpt_train_step"] = {"eager_step_ms": train.get("eager_ms"), "tcprof_step_ms": train.get("compiled_ms"),
+                                 "torch_optim_adam_ms": opt.get("eager_ms"), "fused_adam_ms": opt.get("compiled_ms")}
+    timings["gpt_train_step"]["fused_optimizer"] = opt.get("compiled")
 ctest = ""
 log = os.path.join(out, "logs", "ctest.log")
 if os.path.exists(log):

@@ -18,6 +18,7 @@
 
 namespace tcprof {
 
+class DeviceTimer;
 class RunWriter;
 
 struct RuntimeStats {
@@ -47,6 +48,10 @@ class CompiledModule {
   // The id of the latest call (its `calls` row): a training step attributes its backward pass and
   // optimizer step to it.
   Id last_call_id() const { return last_call_id_; }
+  // The latest call's time, as its `calls` row records it: on a GPU the device's time between two
+  // CUDA events around the call (the call waits for them), elsewhere the host clock. Every command
+  // and view shows this one figure per call (docs/gpu.md, "Per-call time").
+  int64_t last_call_ns() const { return last_call_ns_; }
   const std::vector<std::unique_ptr<Frame>>& frames() const { return frames_; }
   const LoadedModel& model() const { return model_; }
 
@@ -91,6 +96,9 @@ class CompiledModule {
   RuntimeStats stats_;
   int64_t call_id_ = 0;
   Id last_call_id_ = 0;
+  int64_t last_call_ns_ = 0;
+  std::unique_ptr<DeviceTimer> call_timer_;  // CUDA events of the GPU the calls run on
+  int call_timer_gpu_ = -1;
   std::vector<c10::IValue> eager_call_inputs_;  // eager_then_compile: the eager first call's inputs
 };
 
