@@ -6,9 +6,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -69,14 +72,35 @@ std::vector<std::string> own_arguments() {
   return args;
 }
 
+// The object (program or library) this code was linked into, and whether its own calls to
+// remove_all stay inside it: a static libstdc++ linked in front of LibTorch (the -u options of
+// cmake/TcprofLibTorch.cmake). Its address as this code takes it is where its calls go.
+bool calls_stay_inside_this_object() {
+  using RemoveAll = std::uintmax_t (*)(const std::filesystem::path&, std::error_code&);
+  RemoveAll called = &std::filesystem::remove_all;
+  Dl_info called_info{}, own_info{};
+  link_map *called_map = nullptr, *own_map = nullptr;
+  if (!dladdr1(reinterpret_cast<void*>(called), &called_info, reinterpret_cast<void**>(&called_map), RTLD_DL_LINKMAP) ||
+      !dladdr1(reinterpret_cast<void*>(&calls_stay_inside_this_object), &own_info, reinterpret_cast<void**>(&own_map),
+               RTLD_DL_LINKMAP)) {
+    return false;
+  }
+  // A program built without PIE takes a function's address through its own PLT stub, which
+  // lookups by name then return too: that is no static copy.
+  return called_map && called_map == own_map && dlsym(RTLD_DEFAULT, kSymbols[0]) != reinterpret_cast<void*>(called);
+}
+
 }  // namespace
 
 Binding check() {
   Binding result;
+  result.static_copy = calls_stay_inside_this_object();
   Handle libstdcxx(dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_NOLOAD));
   const link_map* own_map = map_of(libstdcxx.h);
-  if (!own_map) return result;  // no shared libstdc++ in this process: calls cannot go astray
-  result.libstdcxx = own_map->l_name;
+  if (own_map) result.libstdcxx = own_map->l_name;
+  // No shared libstdc++ in this process, or this code calls its own static copy: calls cannot go
+  // astray.
+  if (!own_map || result.static_copy) return result;
   Handle program(dlopen(nullptr, RTLD_LAZY));
   const link_map* program_map = map_of(program.h);
   for (const char* symbol : kSymbols) {
@@ -98,8 +122,10 @@ Binding check() {
 
 std::string describe(const Binding& binding) {
   if (binding.ok) {
-    return binding.libstdcxx.empty() ? "libstdc++ is linked statically"
-                                     : "std::filesystem calls go to libstdc++ (" + binding.libstdcxx + ")";
+    if (binding.static_copy || binding.libstdcxx.empty()) {
+      return "std::filesystem calls go to libstdc++ (linked statically into this program)";
+    }
+    return "std::filesystem calls go to libstdc++ (" + binding.libstdcxx + ")";
   }
   return "calls to " + binding.symbol + " go to " + binding.bound_to + " instead of libstdc++" +
          (binding.libstdcxx.empty() ? "" : " (" + binding.libstdcxx + ")") +

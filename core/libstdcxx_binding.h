@@ -20,6 +20,7 @@ struct Binding {
   std::string symbol;    // the first checked symbol bound elsewhere (demangled)
   std::string bound_to;  // the library it is bound to
   std::string libstdcxx; // libstdc++'s path in this process ("" when it is not loaded)
+  bool static_copy = false;  // the checking code's own calls go to a libstdc++ linked into its object
 };
 
 // Compares what the process's search order finds for a few std::filesystem symbols with

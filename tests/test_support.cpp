@@ -2,6 +2,8 @@
 
 #include <sys/wait.h>
 
+#include <sqlite3.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -55,6 +57,29 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
     s.replace(pos, from.size(), to);
   }
   return s;
+}
+
+std::string query_db(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    std::string why = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    throw std::runtime_error("query_db: cannot open " + path + ": " + why);
+  }
+  std::string out;
+  char* error = nullptr;
+  auto row = [](void* text, int columns, char** values, char**) {
+    std::string& o = *static_cast<std::string*>(text);
+    for (int c = 0; c < columns; ++c) o += std::string(c ? "|" : "") + (values[c] ? values[c] : "");
+    o += "\n";
+    return 0;
+  };
+  int rc = sqlite3_exec(db, sql.c_str(), row, &out, &error);
+  std::string why = error ? error : "";
+  sqlite3_free(error);
+  sqlite3_close(db);
+  if (rc != SQLITE_OK) throw std::runtime_error("query_db: " + sql + ": " + why);
+  return out;
 }
 
 }  // namespace tcprof::testing

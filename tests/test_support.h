@@ -24,6 +24,9 @@ struct CommandResult {
 CommandResult run_command(const std::string& command_line, bool merge_stderr = false);
 
 std::string read_file(const std::string& path);
+// The rows of `sql` on the database at `path`, as the sqlite3 shell prints them (columns joined by
+// '|', one line per row): without depending on that shell, which a GPU machine may lack.
+std::string query_db(const std::string& path, const std::string& sql);
 
 // `gz` decompressed into `dir` (gzip -dc); returns the new file's path. Throws when gzip fails.
 std::string gunzip_into(const std::string& gz, const TempDir& dir);

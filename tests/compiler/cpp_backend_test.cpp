@@ -270,14 +270,14 @@ TEST(CppBackendCli, RecordsPhasesCodeAndASecondProcessHitsTheCache) {
   EXPECT_EQ(st.st_mode & 0777, 0700u);
 
   auto phases_of = [](const std::string& db) {
-    return run_command(fmt::format("sqlite3 {} \"select group_concat(phase, ',') from compile_phases\"", db)).output;
+    return testing::query_db(db, "select group_concat(phase, ',') from compile_phases");
   };
   std::string phases = phases_of(dir.file("a.db"));
   for (const char* p : {"capture", "decompose", "lower", "schedule", "codegen", "cc", "load"}) {
     EXPECT_NE(phases.find(p), std::string::npos) << p << " in " << phases;
   }
   auto query = [](const std::string& db, const std::string& sql) {
-    return run_command(fmt::format("sqlite3 {} \"{}\"", db, sql)).output;
+    return testing::query_db(db, sql);
   };
   EXPECT_EQ(query(dir.file("a.db"), "select status || ':' || cache_hit from compiles"), "ok:0\n");
   EXPECT_EQ(query(dir.file("b.db"), "select status || ':' || cache_hit from compiles"), "ok:1\n");
@@ -291,11 +291,10 @@ TEST(CppBackendCli, AMissingCompilerFallsBackToEagerAndStrictFails) {
   auto r = run_command(tcprof_cmd(env, args + dir.file("a.db")), true);
   ASSERT_EQ(r.exit_code, 0) << r.output;  // the run completes, eagerly, with the right answer
   EXPECT_NE(r.output.find("outputs verified"), std::string::npos) << r.output;
-  auto q = run_command(fmt::format("sqlite3 {} \"select c.status, h.kind, h.message from compiles c join perf_hints h "
-                                   "on h.compile_id = c.id where h.kind = 'compile_failed'\"",
-                                   dir.file("a.db")));
-  EXPECT_NE(q.output.find("compile_failed|compile_failed|"), std::string::npos) << q.output;
-  EXPECT_NE(q.output.find("TCPROF_CXX"), std::string::npos) << q.output;  // says what to do
+  const std::string hints = testing::query_db(dir.file("a.db"), "select c.status, h.kind, h.message from compiles c join "
+                                                                "perf_hints h on h.compile_id = c.id where h.kind = 'compile_failed'");
+  EXPECT_NE(hints.find("compile_failed|compile_failed|"), std::string::npos) << hints;
+  EXPECT_NE(hints.find("TCPROF_CXX"), std::string::npos) << hints;  // says what to do
 
   auto strict = run_command(tcprof_cmd(env, args + dir.file("b.db") + " --strict"), true);
   EXPECT_EQ(strict.exit_code, 1) << strict.output;
