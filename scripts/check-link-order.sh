@@ -8,7 +8,11 @@ for exe in "$@"; do
   needed=$(readelf -d "$exe" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
   stdcxx=$(grep -n '^libstdc++' <<<"$needed" | head -1 | cut -d: -f1 || true)
   torch=$(grep -nE '^lib(torch|c10)' <<<"$needed" | head -1 | cut -d: -f1 || true)
-  if [[ -z "$stdcxx" ]]; then
+  if [[ -z "$stdcxx" ]] && nm -C --defined-only "$exe" 2>/dev/null | grep -q ' std::filesystem::remove_all('; then
+    # A toolchain with only a static libstdc++: its filesystem functions are linked into the
+    # program, in front of LibTorch (cmake/TcprofLibTorch.cmake), so its calls stay inside it.
+    echo "link order: $exe has libstdc++'s std::filesystem functions linked in statically"
+  elif [[ -z "$stdcxx" ]]; then
     echo "link order: $exe does not need libstdc++ directly"; status=1
   elif [[ -n "$torch" && "$torch" -lt "$stdcxx" ]]; then
     echo "link order: $exe needs $(sed -n "${torch}p" <<<"$needed") before libstdc++:"; echo "$needed"; status=1

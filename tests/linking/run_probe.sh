@@ -5,6 +5,8 @@
 #                  would not inherit the guard's LD_PRELOAD
 #   reaches-copy   its std::filesystem calls go to the library's copies instead of libstdc++'s
 #                  (the stand-in's copy then exits 86, 2.11's crashes, 2.15's works)
+#   copy-exits     the stand-in's copy took the call and exited 86 (a probe that cannot say where
+#                  its calls go: static_remove_all_probe.cpp)
 # With LIBRARY (a LibTorch library: its folder's libtorch*/libc10* are read), the expectation is
 # what that LibTorch calls for. `restarts` applies when one of them exports libstdc++'s
 # std::filesystem functions the guard checks (official LibTorch 2.11 exports remove_all from
@@ -27,5 +29,6 @@ case $expect in
   restarts)     [[ $status -eq 0 && $output == *"restarted with libstdc++ first"* &&
                    $output == *"children's LD_PRELOAD: <unset>"* ]] ;;
   reaches-copy) [[ $output == *"instead of libstdc++"* && ( $status -ne 0 || $library ) ]] ;;
+  copy-exits)   [[ $status -eq 86 && $output == *"LibTorch-like copy"* ]] ;;
   *) echo "unknown expectation $expect"; exit 2 ;;
 esac
