@@ -9,10 +9,13 @@
 namespace tcprof::analysis {
 
 size_t KernelStatsBuilder::group(std::string_view name, std::string_view kind, std::string_view device) {
+  // The kind is part of a group's identity only where it is the outside-calls kind: a copy made
+  // for the inputs and the same copy inside a call are two rows.
   std::string key;
-  key.reserve(name.size() + device.size() + 1);
+  key.reserve(name.size() + device.size() + 2);
   key.append(name).push_back('\0');
   key.append(device);
+  if (kind == kOutsideCallsKind) key.push_back('\1');
   auto [it, inserted] = index_.try_emplace(std::move(key), accs_.size());
   if (inserted) {
     Acc a;
@@ -78,10 +81,12 @@ std::vector<KernelStats> kernel_stats(const RunReader& reader, Id run_id, std::o
   KernelStatsBuilder builder;
   // Rows arrive by start time, so consecutive launches of one kernel repeat the last group.
   std::string last_name, last_device;
+  bool last_outside = false;
   size_t last_group = SIZE_MAX;
   reader.for_each_kernel(run_id, [&](const KernelRow& k) {
-    if (last_group == SIZE_MAX || k.name != last_name || k.device != last_device) {
-      last_group = builder.group(k.name, k.kind, k.device);
+    if (last_group == SIZE_MAX || k.name != last_name || k.device != last_device || (k.call_id == 0) != last_outside) {
+      last_group = builder.group(k.name, stats_kind(k.kind, k.call_id), k.device);
+      last_outside = k.call_id == 0;
       last_name = k.name;
       last_device = k.device;
     }
@@ -89,7 +94,7 @@ std::vector<KernelStats> kernel_stats(const RunReader& reader, Id run_id, std::o
   }, range);
   for (const auto& s : reader.kernel_summaries(run_id)) {
     if (range && (s.start_ns < range->start_ns || s.start_ns >= range->end_ns)) continue;
-    builder.add_folded(builder.group(s.name, s.kind, s.device), s.count, s.total_ns, s.min_ns,
+    builder.add_folded(builder.group(s.name, stats_kind(s.kind, s.call_id), s.device), s.count, s.total_ns, s.min_ns,
                        s.max_ns, s.sum_sq_ns2);
   }
   return builder.finish();
@@ -97,6 +102,7 @@ std::vector<KernelStats> kernel_stats(const RunReader& reader, Id run_id, std::o
 
 KernelPlace kernel_place(std::string_view kind) {
   if (kind == "gpu" || kind == "memcpy" || kind == "memset") return KernelPlace::Gpu;
+  if (kind == kOutsideCallsKind) return KernelPlace::OutsideCalls;
   if (kind == "cuda_runtime" || kind == "cuda_driver" || kind == "sync" || kind == "cupti_overhead") {
     return KernelPlace::CudaApi;
   }
@@ -107,9 +113,14 @@ const char* place_name(KernelPlace place) {
   switch (place) {
     case KernelPlace::Gpu: return "gpu";
     case KernelPlace::CudaApi: return "cuda_api";
+    case KernelPlace::OutsideCalls: return "outside_calls";
     case KernelPlace::Host: break;
   }
   return "host";
+}
+
+std::string_view stats_kind(std::string_view kind, Id call_id) {
+  return call_id == 0 && kernel_place(kind) == KernelPlace::Gpu ? kOutsideCallsKind : kind;
 }
 
 std::vector<KernelStats> stats_of_place(const std::vector<KernelStats>& all, KernelPlace place) {

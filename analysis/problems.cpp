@@ -180,7 +180,9 @@ std::vector<Problem> find_problems(const ProblemInputs& in, size_t limit) {
     p.kind = "perf_hint";
     p.score = 35;
     p.title = fmt::format("Perf hint: {}", h.op.empty() ? h.kind : h.op);
-    p.detail = fmt::format("{} ({}).", h.message, where(h.file, h.line));
+    // A hint about a whole graph (no_gpu_codegen) has no source line: say none rather than "an
+    // unknown line".
+    p.detail = h.file.empty() ? fmt::format("{}.", h.message) : fmt::format("{} ({}).", h.message, where(h.file, h.line));
     p.view = "graphs";
     out.push_back(p);
     break;  // one hint is enough among the top problems

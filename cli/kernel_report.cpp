@@ -152,6 +152,10 @@ void write_kernel_report(fmt::memory_buffer& out, const RunReader& reader, Id ru
     auto host = analysis::stats_of_place(stats, KernelPlace::Host);
     if (!host.empty()) write_stats_table(out, host, top, "CPU kernels and eager ops");
     if (!api.empty()) write_stats_table(out, api, top, "CUDA API calls (time on the CPU)");
+    auto outside = analysis::stats_of_place(stats, KernelPlace::OutsideCalls);
+    if (!outside.empty()) {
+      write_stats_table(out, outside, top, "GPU work outside calls (inputs copied before each call, weights; in no call's time)");
+    }
   }
   auto gpu_graphs = analysis::gpu_graph_times(reader, run_id);
   if (!gpu_graphs.empty()) write_gpu_graph_table(out, gpu_graphs, analysis::peak_gpu_bytes(reader.calls(run_id)));

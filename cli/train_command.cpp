@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <optional>
 
 #include <ATen/ATen.h>
@@ -84,11 +85,18 @@ void train(const TrainOptions& o) {
   struct {
     std::vector<int64_t> forward, backward, optimizer;
   } phases;
+  std::map<int64_t, std::vector<c10::IValue>> batches;
   try {
     for (int64_t step = 0; step < o.steps; ++step) {
       // A fixed synthetic data set of --batches batches, cycled, so the loss can actually fall.
       int64_t batch = step % o.batches;
-      auto inputs = s.inputs->make(batch);
+      // Each batch is made once (on the CPU, seeded, then copied to the device) and kept there;
+      // every step gets a device-side copy, made before the step's clock starts, so a model that
+      // changes its inputs in place cannot change the data set.
+      auto made = batches.find(batch);
+      if (made == batches.end()) made = batches.emplace(batch, s.inputs->make(batch)).first;
+      std::vector<c10::IValue> inputs;
+      for (const auto& v : made->second) inputs.push_back(v.isTensor() ? c10::IValue(v.toTensor().clone()) : v);
       int64_t start = now_ns();
       optimizer.zero_grad();
       int64_t forward_start = phase_end();

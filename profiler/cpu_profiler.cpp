@@ -17,6 +17,7 @@ KernelKey CpuProfiler::key(std::string_view name, std::string_view kind, std::st
 void CpuProfiler::begin_call(Id call_id) {
   end_call();  // a window left open (an exception skipped end_call) is closed, not merged
   call_id_ = call_id;
+  if (observer_ && call_id_ != 0 && mode_ != ProfileMode::Off) observer_->call_begin(call_id_);
 }
 
 void CpuProfiler::end_call() {

@@ -166,6 +166,18 @@ CuptiCollector::LaunchScopeGuard::~LaunchScopeGuard() {
   if (collector_) collector_->launch_end();
 }
 
+void CuptiCollector::call_begin(Id call_id) {
+  if (stopped_) return;
+  launch_begin(call_id, 0);
+  call_scope_open_ = true;
+}
+
+void CuptiCollector::call_end() {
+  if (call_scope_open_) launch_end();
+  call_scope_open_ = false;
+  flush();
+}
+
 void CuptiCollector::launch_begin(Id call_id, Id graph_id) {
   if (stopped_) return;
   api_->activity_push_external_correlation_id(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,

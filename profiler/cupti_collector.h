@@ -57,10 +57,13 @@ class CuptiCollector : public LaunchObserver {
   // attribution window.
   void flush();
 
-  // LaunchObserver: the CPU profiler's launches open a scope each; each call end flushes.
+  // LaunchObserver: a call opens a scope of its own (graph 0) for the CUDA calls it makes outside
+  // every launch; the CPU profiler's launches open one each inside it; each call end closes the
+  // call's scope and flushes.
+  void call_begin(Id call_id) override;
   void launch_begin(Id call_id, Id graph_id) override;
   void launch_end() override;
-  void call_end() override { flush(); }
+  void call_end() override;
   // Disables collection, flushes, writes what is pending and records the counters.
   void stop();
 
@@ -78,6 +81,7 @@ class CuptiCollector : public LaunchObserver {
   std::shared_ptr<const CuptiApi> api_;
   CuptiBufferPool pool_;
   LaunchScopeTable scopes_;
+  bool call_scope_open_ = false;  // call_begin pushed a correlation id that call_end pops
   CuptiRecordProcessor processor_;
   std::vector<CUpti_ActivityKind> enabled_;
   // Summary mode on a CUPTI with per-API selection: the runtime and driver callback ids enabled

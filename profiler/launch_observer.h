@@ -1,4 +1,5 @@
-// Told when a timed launch starts and ends, with its call and graph, and when a call ends.
+// Told when a call starts and ends, and when a timed launch in it starts and ends (with its call
+// and graph).
 //
 // The CUPTI collector is one: it tags the CUDA calls made inside a launch (and so the GPU work
 // they start) with the launch's call and graph, and flushes at call boundaries, so a GPU kernel is
@@ -11,6 +12,9 @@ namespace tcprof {
 class LaunchObserver {
  public:
   virtual ~LaunchObserver() = default;
+  // A call's window opens: CUDA calls made in it outside every launch (a compile's capture run,
+  // eager code) carry the call with graph 0; those before it (the inputs' copies) carry none.
+  virtual void call_begin(Id call_id) = 0;
   virtual void launch_begin(Id call_id, Id graph_id) = 0;
   virtual void launch_end() = 0;
   virtual void call_end() = 0;

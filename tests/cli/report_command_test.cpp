@@ -122,8 +122,9 @@ TEST(ReportCommand, KernelsOfACudaRunPutGpuWorkFirstAndApiCallsApart) {
     info.command = "run";
     info.device = "cuda:0";
     RunWriter w(db, info);
-    auto add = [&](const char* name, const char* kind, const char* device, int n, int64_t ns) {
+    auto add = [&](const char* name, const char* kind, const char* device, int n, int64_t ns, Id call = 1) {
       KernelEvent e;
+      e.call_id = call;
       e.name_id = w.intern(name);
       e.kind_id = w.intern(kind);
       e.device_id = w.intern(device);
@@ -139,6 +140,8 @@ TEST(ReportCommand, KernelsOfACudaRunPutGpuWorkFirstAndApiCallsApart) {
     add("triton_poi_fused_relu_0", "gpu", "cuda:0", 20, 6'000);
     add("memcpy DtoH", "memcpy", "cuda:0", 20, 3'000);
     add("aten::item", "eager", "cpu", 20, 8'000);
+    // The inputs, copied before each call (call 0): GPU time, but no call's.
+    add("memcpy HtoD", "memcpy", "cuda:0", 20, 2'000'000, 0);
   }
   auto r = run_command("COLUMNS=100 " + std::string(TCPROF_BIN) + " report --kernels " + db);
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -148,8 +151,12 @@ TEST(ReportCommand, KernelsOfACudaRunPutGpuWorkFirstAndApiCallsApart) {
   ASSERT_NE(gpu, std::string::npos) << r.output;
   ASSERT_NE(host, std::string::npos) << r.output;
   ASSERT_NE(api, std::string::npos) << r.output;
+  size_t outside = r.output.find("GPU work outside calls (inputs copied before each call, weights; in no call's time) (top 1 of 1");
+  ASSERT_NE(outside, std::string::npos) << r.output;
   EXPECT_LT(gpu, host);
   EXPECT_LT(host, api);
+  EXPECT_LT(api, outside);
+  EXPECT_GT(r.output.find("memcpy HtoD"), outside);  // 40 ms of copies, not in the GPU table
   // The GEMM heads the report; the 113 ms API call appears only in its own table.
   size_t gemm = r.output.find("ampere_sgemm_128x64_tn");
   size_t priority = r.output.find("cudaDeviceGetStreamPriorityRange");
@@ -170,6 +177,7 @@ TEST(ReportCommand, KernelsOfACudaRunPutGpuWorkFirstAndApiCallsApart) {
   EXPECT_EQ(places["memcpy DtoH"], "gpu");
   EXPECT_EQ(places["aten::item"], "host");
   EXPECT_EQ(places["cudaDeviceGetStreamPriorityRange"], "cuda_api");
+  EXPECT_EQ(places["memcpy HtoD"], "outside_calls");
 }
 
 // Per graph of a CUDA run: GPU busy time, copies each way with bytes, the host's launch cost, the

@@ -170,10 +170,12 @@ TEST(CpuProfiler, ScopeTimesTheEnclosedWork) {
 }
 
 // The CUPTI collector learns each launch's call and graph from here: every timed scope is
-// announced with them, and each call's end, so GPU kernels are attributed like the CPU time.
+// announced with them, and each call's start and end, so GPU kernels are attributed like the CPU
+// time and work between launches (a compile's capture run) still belongs to its call.
 TEST(CpuProfiler, LaunchesAndCallEndsAreAnnouncedToTheObserver) {
   struct Recorder : LaunchObserver {
     std::vector<std::string> seen;
+    void call_begin(Id call) override { seen.push_back(fmt::format("call_begin {}", call)); }
     void launch_begin(Id call, Id graph) override { seen.push_back(fmt::format("begin {} {}", call, graph)); }
     void launch_end() override { seen.push_back("end"); }
     void call_end() override { seen.push_back("call_end"); }
@@ -193,7 +195,8 @@ TEST(CpuProfiler, LaunchesAndCallEndsAreAnnouncedToTheObserver) {
     if (mode == ProfileMode::Off) {
       EXPECT_TRUE(observer.seen.empty());  // --profile off starts no collector and times nothing
     } else {
-      EXPECT_EQ(observer.seen, (std::vector<std::string>{"begin 7 3", "end", "begin 7 4", "end", "call_end"}));
+      EXPECT_EQ(observer.seen,
+                (std::vector<std::string>{"call_begin 7", "begin 7 3", "end", "begin 7 4", "end", "call_end"}));
     }
   }
 }
