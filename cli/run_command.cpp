@@ -105,6 +105,7 @@ void add_run_command(CLI::App& app) {
                           {"steady_median_ms_per_call", timing.has_steady() ? nlohmann::json(timing.steady_median_ns / 1e6)
                                                                             : nlohmann::json(nullptr)},
                           {"mean_ms_per_call_incl_compile", timing.mean_incl_compile_ns / 1e6},
+                          {"timed_with", m.call_timed_with()},
                           {"verified", o->verify},
                           {"db", s.recording() ? nlohmann::json(s.db_path) : nlohmann::json(nullptr)}};
       std::cout << j.dump(2) << "\n";

@@ -32,6 +32,7 @@ write_basic_package_version_file(${CMAKE_BINARY_DIR}/tcprofConfigVersion.cmake
                                  COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/tcprofConfig.cmake ${CMAKE_BINARY_DIR}/tcprofConfigVersion.cmake
               ${PROJECT_SOURCE_DIR}/cmake/TcprofTorchLibraries.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/TcprofLibstdcxxFirst.cmake
         DESTINATION ${_cmake_dir})
 
 # Docs, the example that uses the API, bash completion (written by tcprof itself, so it lists the

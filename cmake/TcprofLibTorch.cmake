@@ -43,26 +43,12 @@ endif()
 # Programs need libstdc++ before LibTorch among the libraries they load: official LibTorch builds
 # export copies of libstdc++'s std::filesystem functions that crash, and each call binds to the
 # first library that defines it (core/libstdcxx_binding.h). One -Wl, argument on each executable,
-# so that the compiler driver hands it to the linker unread and in place. (The earlier
-# "-lstdc++" appended to CMAKE_EXE_LINKER_FLAGS left no libstdc++ at all in the executables built
-# on Ubuntu 24.04 with GCC 13, CMake 4 and the wheel's config, which turns --as-needed on after
-# its libraries; the guard below covers what no link option can promise.)
-#
-# A toolchain whose libstdc++ is only a static archive (the GPU machine's /opt/gcc g++: no
-# libstdc++.so.6 in NEEDED however the link is ordered) takes from an archive only the symbols
-# still undefined where it appears: at the front, none, so libtorch.so satisfied the program's
-# std::filesystem calls. `-u` names one symbol of each of libstdc++'s filesystem members (fs_ops,
-# fs_path, fs_dir) so that the front -lstdc++ pulls them into the program there; with a shared
-# libstdc++ they only make it needed, as before, and an unknown one is ignored.
+# so that the compiler driver hands it to the linker unread and in place; with the -u symbols a
+# static-only libstdc++ needs, it is defined once in cmake/TcprofLibstdcxxFirst.cmake
+# (find_package(tcprof) uses it too). The guard below covers what no link option can promise.
+include(${CMAKE_CURRENT_LIST_DIR}/TcprofLibstdcxxFirst.cmake)
 add_library(tcprof_libstdcxx_first INTERFACE)
-set(_tcprof_fs_members
-  _ZNSt10filesystem10remove_allERKNS_7__cxx114pathERSt10error_code
-  _ZNSt10filesystem7__cxx114path14_M_split_cmptsEv
-  _ZNSt10filesystem7__cxx1118directory_iteratorC1ERKNS0_4pathENS_17directory_optionsEPSt10error_code)
-list(TRANSFORM _tcprof_fs_members PREPEND "-u,")
-list(JOIN _tcprof_fs_members "," _tcprof_fs_undefined)
-target_link_options(tcprof_libstdcxx_first INTERFACE
-  "LINKER:${_tcprof_fs_undefined},--push-state,--no-as-needed,-lstdc++,--pop-state")
+target_link_options(tcprof_libstdcxx_first INTERFACE "${TCPROF_LIBSTDCXX_FIRST_OPTION}")
 
 # Where a toolchain still orders them otherwise, this guard restarts the program with libstdc++
 # first before main runs (an object library: linked as an object, no archive can drop it).

@@ -390,6 +390,10 @@ c10::IValue CompiledModule::call(const std::vector<c10::IValue>& inputs) {
   return r.value;
 }
 
+const char* CompiledModule::call_timed_with() const {
+  return call_timer_ && call_timer_gpu_ >= 0 ? call_timer_->method() : "host clock";
+}
+
 bool CompiledModule::runs_eagerly_by_stance() const {
   return options_.stance == Stance::ForceEager || (options_.stance == Stance::EagerThenCompile && stats_.calls == 1);
 }

@@ -52,6 +52,8 @@ class CompiledModule {
   // CUDA events around the call (the call waits for them), elsewhere the host clock. Every command
   // and view shows this one figure per call (docs/gpu.md, "Per-call time").
   int64_t last_call_ns() const { return last_call_ns_; }
+  // How last_call_ns() was taken: "cuda events", or "host clock" (the CPU, or a LibTorch before 2.5).
+  const char* call_timed_with() const;
   const std::vector<std::unique_ptr<Frame>>& frames() const { return frames_; }
   const LoadedModel& model() const { return model_; }
 

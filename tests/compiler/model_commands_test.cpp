@@ -82,6 +82,27 @@ TEST(RunCommand, JsonCountsMatchTheRecompileStory) {
   EXPECT_EQ(calls[0].input_shapes.rfind("[[2,", 0), 0u) << calls[0].input_shapes;
 }
 
+// Per-call time has one definition (docs/gpu.md): what `run` prints is what it recorded, and so
+// what `report` (and the GUI) show for the run, in every profile mode.
+TEST(RunCommand, PerCallTimeIsTheSameInRunAndReportInEveryProfileMode) {
+  TempDir dir;
+  for (const char* mode : {"off", "summary", "full"}) {
+    const std::string db = dir.file(std::string(mode) + ".db");
+    auto r = run_command(std::string(TCPROF_BIN) + " run " + sample("cnn") + " --input 'f32[2,3,16,16]' --iters 6 --profile " +
+                         mode + " --json --db " + db);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto run = nlohmann::json::parse(r.output);
+    EXPECT_EQ(run["timed_with"], "host clock") << mode;  // a CPU run; CUDA events on a GPU
+    auto rep = run_command(std::string(TCPROF_BIN) + " report --json " + db);
+    ASSERT_EQ(rep.exit_code, 0) << rep.output;
+    auto report = nlohmann::json::parse(rep.output)["runs"][0]["summary"];
+    ASSERT_TRUE(run["steady_median_ms_per_call"].is_number()) << r.output;
+    EXPECT_DOUBLE_EQ(run["steady_median_ms_per_call"].get<double>(), report["steady_median_ms_per_call"].get<double>()) << mode;
+    EXPECT_DOUBLE_EQ(run["mean_ms_per_call_incl_compile"].get<double>(), report["mean_ms_per_call_incl_compile"].get<double>())
+        << mode;
+  }
+}
+
 TEST(RunCommand, DefaultDatabaseGoesToTcprofRuns) {
   TempDir dir;
   auto r = run_command("cd " + dir.path().string() + " && " + TCPROF_BIN + " run " + sample("cnn") +
