@@ -114,23 +114,18 @@ at::Tensor compute_loss(const LossOptions& o, const at::Tensor& out, int64_t bat
 OptimizerStep make_optimizer(const OptimizerChoice& o, std::vector<at::Tensor> params, bool fused) {
   check_optimizer(o);
   const double wd = o.weight_decay >= 0 ? o.weight_decay : (o.kind == "adamw" ? 0.01 : 0.0);
+  FusedOptimizerOptions f;
+  f.kind = o.kind;
+  f.lr = o.lr;
+  f.weight_decay = wd;
+  f.momentum = o.momentum;
   if (fused && FusedOptimizer::unsupported_reason(params).empty()) {
-    FusedOptimizerOptions f;
-    f.kind = o.kind;
-    f.lr = o.lr;
-    f.weight_decay = wd;
-    f.momentum = o.momentum;
     auto step = std::make_shared<FusedOptimizer>(params, f);
     return {"fused " + o.kind, "fused " + step->describe(), FusedOptimizer::source(), [step] { step->zero_grad(); },
             [step] { step->step(); }};
   }
   // Parameters on a GPU: LibTorch's multi-tensor fused kernels, one launch for the whole step.
   if (fused && LibTorchFusedOptimizer::unsupported_reason(params).empty()) {
-    FusedOptimizerOptions f;
-    f.kind = o.kind;
-    f.lr = o.lr;
-    f.weight_decay = wd;
-    f.momentum = o.momentum;
     auto step = std::make_shared<LibTorchFusedOptimizer>(params, f);
     return {"fused " + o.kind + " (LibTorch)", "fused " + step->describe(), "", [step] { step->zero_grad(); },
             [step] { step->step(); }};

@@ -125,16 +125,19 @@ FusedOptimizer::FusedOptimizer(std::vector<at::Tensor> params, FusedOptimizerOpt
 
 const char* FusedOptimizer::source() { return kSource; }
 
-std::string FusedOptimizer::describe() const {
+std::string describe_optimizer_step(const FusedOptimizerOptions& o, const std::vector<at::Tensor>& params,
+                                    const std::string& where) {
   int64_t elements = 0;
-  for (const auto& p : params_) elements += p.numel();
-  std::string what = fmt::format("{} over {} parameters, {:.2f} M elements: lr {}", options_.kind, params_.size(),
-                                 static_cast<double>(elements) / 1e6, options_.lr);
-  if (options_.kind != "sgd") what += fmt::format(", betas {} {}, eps {}", options_.beta1, options_.beta2, options_.eps);
-  if (options_.kind == "sgd" && options_.momentum != 0) what += fmt::format(", momentum {}", options_.momentum);
-  if (options_.weight_decay != 0) what += fmt::format(", weight decay {}", options_.weight_decay);
+  for (const auto& p : params) elements += p.numel();
+  std::string what = fmt::format("{} over {} parameters, {:.2f} M elements{}: lr {}", o.kind, params.size(),
+                                 static_cast<double>(elements) / 1e6, where, o.lr);
+  if (o.kind != "sgd") what += fmt::format(", betas {} {}, eps {}", o.beta1, o.beta2, o.eps);
+  if (o.kind == "sgd" && o.momentum != 0) what += fmt::format(", momentum {}", o.momentum);
+  if (o.weight_decay != 0) what += fmt::format(", weight decay {}", o.weight_decay);
   return what;
 }
+
+std::string FusedOptimizer::describe() const { return describe_optimizer_step(options_, params_, ""); }
 
 void FusedOptimizer::zero_grad() {
   for (auto& p : params_) {

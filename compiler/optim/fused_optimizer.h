@@ -28,6 +28,11 @@ struct FusedOptimizerOptions {
   double weight_decay = 0;  // adam, sgd: L2, added to the gradient; adamw: decoupled (torch::optim's)
 };
 
+// "adam over 53 parameters, 3.49 M elements{where}: lr 0.001, betas 0.9 0.999, eps 1e-08[, ...]":
+// the one description of a fused step, whichever kernel takes it (`where` may be empty).
+std::string describe_optimizer_step(const FusedOptimizerOptions& options, const std::vector<at::Tensor>& params,
+                                    const std::string& where);
+
 class FusedOptimizer {
  public:
   // Why `params` cannot take the fused step ("" when they can): CPU, float32, contiguous.

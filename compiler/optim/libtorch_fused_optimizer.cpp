@@ -59,15 +59,8 @@ const char* LibTorchFusedOptimizer::kernel_name() const {
 }
 
 std::string LibTorchFusedOptimizer::describe() const {
-  int64_t elements = 0;
-  for (const auto& p : params_) elements += p.numel();
-  std::string what = fmt::format("{} over {} parameters, {:.2f} M elements on {} (LibTorch {}): lr {}", options_.kind,
-                                 params_.size(), static_cast<double>(elements) / 1e6,
-                                 params_.empty() ? "-" : params_.front().device().str(), kernel_name(), options_.lr);
-  if (options_.kind != "sgd") what += fmt::format(", betas {} {}, eps {}", options_.beta1, options_.beta2, options_.eps);
-  if (options_.kind == "sgd" && options_.momentum != 0) what += fmt::format(", momentum {}", options_.momentum);
-  if (options_.weight_decay != 0) what += fmt::format(", weight decay {}", options_.weight_decay);
-  return what;
+  const std::string where = params_.empty() ? "" : fmt::format(" on {} (LibTorch {})", params_.front().device().str(), kernel_name());
+  return describe_optimizer_step(options_, params_, where);
 }
 
 void LibTorchFusedOptimizer::zero_grad() {

@@ -8,41 +8,14 @@
 
 #include "compiler/optim/fused_optimizer.h"
 #include "core/error.h"
+#include "tests/compiler/optimizer_test_support.h"
 
 namespace tcprof {
 namespace {
 
-// Sizes around the kernel's chunk (16384) and SIMD widths, and a scalar.
-std::vector<at::Tensor> make_params(uint64_t seed) {
-  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
-  std::vector<at::Tensor> params;
-  for (std::vector<int64_t> shape : std::vector<std::vector<int64_t>>{{7}, {33, 17}, {16384}, {16385}, {3, 128, 129}, {}}) {
-    params.push_back(at::randn(shape, gen));
-  }
-  return params;
-}
-
-std::vector<at::Tensor> clones(const std::vector<at::Tensor>& params) {
-  std::vector<at::Tensor> out;
-  for (const auto& p : params) out.push_back(p.clone());
-  return out;
-}
-
-// Gives both parameter sets the same gradient for step `step`; parameter 1 gets none on odd
-// steps (it must not move, and its own step count must not advance).
-void set_grads(std::vector<at::Tensor>& a, std::vector<at::Tensor>& b, int step) {
-  auto gen = at::make_generator<at::CPUGeneratorImpl>(1000 + step);
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (i == 1 && step % 2 == 1) {
-      a[i].mutable_grad() = at::Tensor();
-      b[i].mutable_grad() = at::Tensor();
-      continue;
-    }
-    at::Tensor g = at::randn(a[i].sizes(), gen) * static_cast<double>(i + 1);
-    a[i].mutable_grad() = g.clone();
-    b[i].mutable_grad() = g.clone();
-  }
-}
+using testing::clones;
+using testing::optimizer_params;
+using testing::set_same_grads;
 
 void expect_close(const std::vector<at::Tensor>& fused, const std::vector<at::Tensor>& eager, const char* what) {
   for (size_t i = 0; i < fused.size(); ++i) {
@@ -58,7 +31,7 @@ template <typename Reference>
 void expect_matches_over_steps(const std::string& kind, std::vector<double> decays,
                                const std::function<Reference(std::vector<at::Tensor>, double)>& make_reference) {
   for (double wd : decays) {
-    auto params = make_params(7);
+    auto params = optimizer_params(7);
     auto reference = clones(params);
     FusedOptimizerOptions o;
     o.kind = kind;
@@ -67,12 +40,12 @@ void expect_matches_over_steps(const std::string& kind, std::vector<double> deca
     FusedOptimizer fused(params, o);
     Reference eager = make_reference(reference, wd);
     for (int step = 0; step < 6; ++step) {
-      set_grads(params, reference, step);
+      set_same_grads(params, reference, step);
       fused.step();
       eager.step();
     }
     expect_close(params, reference, (kind + " with weight decay " + std::to_string(wd)).c_str());
-    EXPECT_FALSE(params[0].equal(make_params(7)[0]));  // it did move
+    EXPECT_FALSE(params[0].equal(optimizer_params(7)[0]));  // it did move
   }
 }
 
@@ -88,7 +61,7 @@ TEST(FusedOptimizer, AdamWMatchesTorchOptimAdamWOverSteps) {
     return torch::optim::AdamW(p, torch::optim::AdamWOptions(1e-2).weight_decay(wd));
   });
   // Decoupled decay is not L2: with the same weight decay, Adam ends elsewhere.
-  auto a = make_params(11), b = make_params(11);
+  auto a = optimizer_params(11), b = optimizer_params(11);
   FusedOptimizerOptions o;
   o.lr = 1e-2;
   o.weight_decay = 0.3;
@@ -97,7 +70,7 @@ TEST(FusedOptimizer, AdamWMatchesTorchOptimAdamWOverSteps) {
   o.kind = "adam";
   FusedOptimizer adam(b, o);
   for (int step = 0; step < 3; ++step) {
-    set_grads(a, b, step);
+    set_same_grads(a, b, step);
     adamw.step();
     adam.step();
   }
@@ -107,7 +80,7 @@ TEST(FusedOptimizer, AdamWMatchesTorchOptimAdamWOverSteps) {
 
 TEST(FusedOptimizer, SgdWithAndWithoutMomentumMatchesTorchOptimSgd) {
   for (double momentum : {0.0, 0.9}) {
-    auto params = make_params(11);
+    auto params = optimizer_params(11);
     auto reference = clones(params);
     FusedOptimizerOptions o;
     o.kind = "sgd";
@@ -117,7 +90,7 @@ TEST(FusedOptimizer, SgdWithAndWithoutMomentumMatchesTorchOptimSgd) {
     FusedOptimizer fused(params, o);
     torch::optim::SGD sgd(reference, torch::optim::SGDOptions(o.lr).momentum(momentum).weight_decay(0.001));
     for (int step = 0; step < 5; ++step) {
-      set_grads(params, reference, step);
+      set_same_grads(params, reference, step);
       fused.step();
       sgd.step();
     }

@@ -11,40 +11,13 @@
 
 #include "compiler/optim/libtorch_fused_optimizer.h"
 #include "core/error.h"
+#include "tests/compiler/optimizer_test_support.h"
 
 namespace tcprof {
 namespace {
-
-std::vector<at::Tensor> make_params(uint64_t seed, c10::Device device) {
-  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
-  std::vector<at::Tensor> params;
-  for (std::vector<int64_t> shape : std::vector<std::vector<int64_t>>{{7}, {33, 17}, {16385}, {3, 128, 129}, {}}) {
-    params.push_back(at::randn(shape, gen).to(device));
-  }
-  return params;
-}
-
-std::vector<at::Tensor> clones(const std::vector<at::Tensor>& params) {
-  std::vector<at::Tensor> out;
-  for (const auto& p : params) out.push_back(p.clone());
-  return out;
-}
-
-// The same gradient for both sets at `step`; parameter 1 gets none on odd steps (it must not move,
-// and its step count and momentum buffer must not advance).
-void set_grads(std::vector<at::Tensor>& a, std::vector<at::Tensor>& b, int step) {
-  auto gen = at::make_generator<at::CPUGeneratorImpl>(1000 + step);
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (i == 1 && step % 2 == 1) {
-      a[i].mutable_grad() = at::Tensor();
-      b[i].mutable_grad() = at::Tensor();
-      continue;
-    }
-    at::Tensor g = (at::randn(a[i].sizes(), gen) * static_cast<double>(i + 1)).to(a[i].device());
-    a[i].mutable_grad() = g.clone();
-    b[i].mutable_grad() = g.clone();
-  }
-}
+using testing::clones;
+using testing::optimizer_params;
+using testing::set_same_grads;
 
 std::vector<c10::Device> devices() {
   std::vector<c10::Device> out{c10::kCPU};
@@ -55,7 +28,7 @@ std::vector<c10::Device> devices() {
 template <typename Reference>
 void expect_matches_over_steps(FusedOptimizerOptions o, const std::function<Reference(std::vector<at::Tensor>)>& make_reference) {
   for (c10::Device device : devices()) {
-    auto params = make_params(7, device);
+    auto params = optimizer_params(7, device);
     const std::string why = LibTorchFusedOptimizer::unsupported_reason(params);
     if (!why.empty()) {
       // Only a LibTorch before 2.4 may refuse plain float32 parameters, and it must say so.
@@ -67,11 +40,11 @@ void expect_matches_over_steps(FusedOptimizerOptions o, const std::function<Refe
     LibTorchFusedOptimizer fused(params, o);
     Reference eager = make_reference(reference);
     for (int step = 0; step < 6; ++step) {
-      set_grads(params, reference, step);
+      set_same_grads(params, reference, step);
       fused.step();
       eager.step();
     }
-    auto untouched = make_params(7, device);
+    auto untouched = optimizer_params(7, device);
     for (size_t i = 0; i < params.size(); ++i) {
       double diff = (params[i] - reference[i]).abs().max().item<double>();
       double scale = reference[i].abs().max().item<double>() + 1e-12;
