@@ -26,7 +26,7 @@ class Accumulator {
  public:
   void add(Id call_id, Id graph_id, const std::string& name, const std::string& kind, int64_t start,
            int64_t end, int64_t busy_ns, int64_t count, int64_t bytes, bool summarized) {
-    KernelPlace place = kernel_place(stats_kind(kind, call_id));
+    KernelPlace place = kernel_place(stats_kind(kind, name, call_id));
     if (place == KernelPlace::Host || place == KernelPlace::OutsideCalls) return;  // no graph's GPU work
     GpuGraphTime& g = graphs_[graph_id];
     g.graph_id = graph_id;

@@ -85,7 +85,7 @@ std::vector<KernelStats> kernel_stats(const RunReader& reader, Id run_id, std::o
   size_t last_group = SIZE_MAX;
   reader.for_each_kernel(run_id, [&](const KernelRow& k) {
     if (last_group == SIZE_MAX || k.name != last_name || k.device != last_device || (k.call_id == 0) != last_outside) {
-      last_group = builder.group(k.name, stats_kind(k.kind, k.call_id), k.device);
+      last_group = builder.group(k.name, stats_kind(k.kind, k.name, k.call_id), k.device);
       last_outside = k.call_id == 0;
       last_name = k.name;
       last_device = k.device;
@@ -94,7 +94,7 @@ std::vector<KernelStats> kernel_stats(const RunReader& reader, Id run_id, std::o
   }, range);
   for (const auto& s : reader.kernel_summaries(run_id)) {
     if (range && (s.start_ns < range->start_ns || s.start_ns >= range->end_ns)) continue;
-    builder.add_folded(builder.group(s.name, stats_kind(s.kind, s.call_id), s.device), s.count, s.total_ns, s.min_ns,
+    builder.add_folded(builder.group(s.name, stats_kind(s.kind, s.name, s.call_id), s.device), s.count, s.total_ns, s.min_ns,
                        s.max_ns, s.sum_sq_ns2);
   }
   return builder.finish();
@@ -119,8 +119,8 @@ const char* place_name(KernelPlace place) {
   return "host";
 }
 
-std::string_view stats_kind(std::string_view kind, Id call_id) {
-  return call_id == 0 && kernel_place(kind) == KernelPlace::Gpu ? kOutsideCallsKind : kind;
+std::string_view stats_kind(std::string_view kind, std::string_view name, Id call_id) {
+  return call_id == 0 && kind == "memcpy" && name == "memcpy HtoD" ? kOutsideCallsKind : kind;
 }
 
 std::vector<KernelStats> stats_of_place(const std::vector<KernelStats>& all, KernelPlace place) {

@@ -49,18 +49,20 @@ class KernelStatsBuilder {
 // driver. They are never ranked together: a one-off 113 ms cudaDeviceGetStreamPriorityRange
 // outranked every GPU kernel when they were.
 //
-// GPU work recorded outside every call (call_id 0) is a place of its own: the inputs that `run`,
-// `bench` and `train` copy to the device before each call, weights moved when the model loads.
-// It is real GPU time but no call's, so it is shown apart and never ranked with the model's work
-// (a ResNet18 run's 19 MB input copy was 51% of its "GPU time" and its slowest "kernel").
+// Copies to the GPU made outside every call (call_id 0) are a place of their own: the inputs that
+// `run`, `bench` and `train` copy to the device before each call, targets, weights moved when the
+// model loads. They are real GPU time but no call's, so they are shown apart and never ranked with
+// the model's work (a ResNet18 run's 19 MB input copy was 51% of its "GPU time" and its slowest
+// "kernel"). Other GPU work without a call stays GPU work: LibTorch's autograd launches a CUDA
+// backward from its own thread, which no call scope reaches, and it is the step's work.
 enum class KernelPlace { Gpu, Host, CudaApi, OutsideCalls };
 KernelPlace kernel_place(std::string_view kind);
 const char* place_name(KernelPlace place);  // "gpu", "host", "cuda_api", "outside_calls"
 
-// The kind statistics group a row under: its own, or kOutsideCallsKind for GPU work outside every
-// call. Every reader that builds statistics from rows passes them through this.
+// The kind statistics group a row under: its own, or kOutsideCallsKind for a host-to-device copy
+// outside every call. Every reader that builds statistics from rows passes them through this.
 inline constexpr std::string_view kOutsideCallsKind = "outside_calls";
-std::string_view stats_kind(std::string_view kind, Id call_id);
+std::string_view stats_kind(std::string_view kind, std::string_view name, Id call_id);
 
 // The rows of one place, largest first, with time_percent recomputed within that place.
 std::vector<KernelStats> stats_of_place(const std::vector<KernelStats>& all, KernelPlace place);

@@ -154,7 +154,7 @@ void write_kernel_report(fmt::memory_buffer& out, const RunReader& reader, Id ru
     if (!api.empty()) write_stats_table(out, api, top, "CUDA API calls (time on the CPU)");
     auto outside = analysis::stats_of_place(stats, KernelPlace::OutsideCalls);
     if (!outside.empty()) {
-      write_stats_table(out, outside, top, "GPU work outside calls (inputs copied before each call, weights; in no call's time)");
+      write_stats_table(out, outside, top, "Copies to the GPU outside calls (inputs, targets, weights; in no call's time)");
     }
   }
   auto gpu_graphs = analysis::gpu_graph_times(reader, run_id);

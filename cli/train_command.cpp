@@ -97,7 +97,7 @@ void train(const TrainOptions& o) {
       if (made == batches.end()) made = batches.emplace(batch, s.inputs->make(batch)).first;
       std::vector<c10::IValue> inputs;
       for (const auto& v : made->second) inputs.push_back(v.isTensor() ? c10::IValue(v.toTensor().clone()) : v);
-      int64_t start = now_ns();
+      int64_t start = phase_end();  // the copy is not the step's
       optimizer.zero_grad();
       int64_t forward_start = phase_end();
       at::Tensor loss;

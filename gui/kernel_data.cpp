@@ -43,7 +43,7 @@ void KernelData::load(const RunReader& reader, Id run_id,
   int64_t span_call = -1;
   reader.for_each_kernel(run_id, [&](const KernelRow& k) {
     // Rows arrive by start time: consecutive launches of one kernel repeat the last name.
-    const std::string_view kind = analysis::stats_kind(k.kind, k.call_id);
+    const std::string_view kind = analysis::stats_kind(k.kind, k.name, k.call_id);
     if (last_name == UINT32_MAX || k.name != names_std[last_name] || kind != kinds_std[last_name]) {
       last_name = intern_name(k.name, std::string(kind));
     }
@@ -67,7 +67,7 @@ void KernelData::load(const RunReader& reader, Id run_id,
   if (span.graph_id > 0) graph_spans.push_back(span);
   for (KernelSummaryRow& row : reader.kernel_summaries(run_id)) {
     KernelLane& lane = lane_for(row.device, row.stream);
-    lane.folded_name.push_back(intern_name(row.name, std::string(analysis::stats_kind(row.kind, row.call_id))));
+    lane.folded_name.push_back(intern_name(row.name, std::string(analysis::stats_kind(row.kind, row.name, row.call_id))));
     lane.max_folded_span = std::max(lane.max_folded_span, row.end_ns - row.start_ns);
     total += row.count;
     lane.folded.push_back(std::move(row));
@@ -82,6 +82,13 @@ void KernelData::load(const RunReader& reader, Id run_id,
 size_t KernelData::first_visible(const KernelLane& lane, int64_t t) {
   auto it = std::lower_bound(lane.start.begin(), lane.start.end(), t - lane.max_duration);
   return static_cast<size_t>(it - lane.start.begin());
+}
+
+int KernelData::name_index(const QString& name, const QString& kind) const {
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name && kinds[i] == kind) return static_cast<int>(i);
+  }
+  return name_index(name);
 }
 
 int KernelData::name_index(const QString& name) const {

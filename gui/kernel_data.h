@@ -47,6 +47,8 @@ class KernelData {
   // First index in `lane` whose kernel may overlap time t (start + duration > t is possible).
   static size_t first_visible(const KernelLane& lane, int64_t t);
   int name_index(const QString& name) const;  // -1 when absent
+  // The entry of `name` grouped under `kind` (analysis::stats_kind), else the first of `name`.
+  int name_index(const QString& name, const QString& kind) const;
 };
 
 }  // namespace tcprof::gui

@@ -11,7 +11,9 @@ void KernelTableModel::setRows(const RunDataPtr& run, std::vector<analysis::Kern
   run_ = run;
   rows_ = std::move(rows);
   name_index_.clear();
-  for (const auto& r : rows_) name_index_.push_back(run_->kernels.name_index(QString::fromStdString(r.name)));
+  for (const auto& r : rows_) {
+    name_index_.push_back(run_->kernels.name_index(QString::fromStdString(r.name), QString::fromStdString(r.kind)));
+  }
   endResetModel();
 }
 

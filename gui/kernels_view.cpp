@@ -27,7 +27,7 @@ KernelsView::KernelsView(QWidget* parent)
   place_filter_->addItem("GPU work", static_cast<int>(analysis::KernelPlace::Gpu));
   place_filter_->addItem("CPU kernels and eager ops", static_cast<int>(analysis::KernelPlace::Host));
   place_filter_->addItem("CUDA API calls", static_cast<int>(analysis::KernelPlace::CudaApi));
-  place_filter_->addItem("GPU work outside calls", static_cast<int>(analysis::KernelPlace::OutsideCalls));
+  place_filter_->addItem("Copies to the GPU outside calls", static_cast<int>(analysis::KernelPlace::OutsideCalls));
   place_filter_->setToolTip("GPU work, host kernels and CUDA API calls are ranked apart, as in report --kernels");
   connect(place_filter_, &QComboBox::currentIndexChanged, this, [this] { applyRange(timeline_->selectedRange()); });
   proxy_->setSourceModel(model_);

@@ -20,6 +20,10 @@ void CpuProfiler::begin_call(Id call_id) {
   if (observer_ && call_id_ != 0 && mode_ != ProfileMode::Off) observer_->call_begin(call_id_);
 }
 
+void CpuProfiler::end_call_scope() {
+  if (observer_ && call_id_ != 0 && mode_ != ProfileMode::Off) observer_->call_scope_end();
+}
+
 void CpuProfiler::end_call() {
   if (mode_ == ProfileMode::Summary) {
     for (uint32_t name_id : touched_) {

@@ -49,6 +49,9 @@ class CpuProfiler {
 
   // Opens the window of one call: launches recorded until end_call() carry `call_id`.
   void begin_call(Id call_id);
+  // The call's own work is done: CUDA calls made from now on (the runtime waiting for the GPU to
+  // time the call) are no longer attributed to it. The window stays open until end_call().
+  void end_call_scope();
   // Closes the window; in summary mode writes one aggregate row per (name, graph) launched.
   void end_call();
 

@@ -172,9 +172,13 @@ void CuptiCollector::call_begin(Id call_id) {
   call_scope_open_ = true;
 }
 
-void CuptiCollector::call_end() {
+void CuptiCollector::call_scope_end() {
   if (call_scope_open_) launch_end();
   call_scope_open_ = false;
+}
+
+void CuptiCollector::call_end() {
+  call_scope_end();
   flush();
 }
 

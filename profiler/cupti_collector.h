@@ -61,6 +61,7 @@ class CuptiCollector : public LaunchObserver {
   // every launch; the CPU profiler's launches open one each inside it; each call end closes the
   // call's scope and flushes.
   void call_begin(Id call_id) override;
+  void call_scope_end() override;
   void launch_begin(Id call_id, Id graph_id) override;
   void launch_end() override;
   void call_end() override;

@@ -379,7 +379,9 @@ c10::IValue CompiledModule::call(const std::vector<c10::IValue>& inputs) {
     r = run_frames(root, inputs, call_id);
   }
   // The timer waits for the GPU before the profiler's window closes, so the window holds the
-  // call's kernels however the profile mode flushes them.
+  // call's kernels however the profile mode flushes them; its own CUDA calls (an event and the
+  // wait for it) are not the call's API time.
+  if (profiler_) profiler_->end_call_scope();
   last_call_ns_ = timer ? timer->stop_ns() : now_ns() - start;
   if (profiler_) profiler_->end_call();
   if (r.path != "compiled") ++stats_.eager_calls;

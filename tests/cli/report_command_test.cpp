@@ -151,7 +151,7 @@ TEST(ReportCommand, KernelsOfACudaRunPutGpuWorkFirstAndApiCallsApart) {
   ASSERT_NE(gpu, std::string::npos) << r.output;
   ASSERT_NE(host, std::string::npos) << r.output;
   ASSERT_NE(api, std::string::npos) << r.output;
-  size_t outside = r.output.find("GPU work outside calls (inputs copied before each call, weights; in no call's time) (top 1 of 1");
+  size_t outside = r.output.find("Copies to the GPU outside calls (inputs, targets, weights; in no call's time) (top 1 of 1");
   ASSERT_NE(outside, std::string::npos) << r.output;
   EXPECT_LT(gpu, host);
   EXPECT_LT(host, api);

@@ -176,6 +176,7 @@ TEST(CpuProfiler, LaunchesAndCallEndsAreAnnouncedToTheObserver) {
   struct Recorder : LaunchObserver {
     std::vector<std::string> seen;
     void call_begin(Id call) override { seen.push_back(fmt::format("call_begin {}", call)); }
+    void call_scope_end() override { seen.push_back("call_scope_end"); }
     void launch_begin(Id call, Id graph) override { seen.push_back(fmt::format("begin {} {}", call, graph)); }
     void launch_end() override { seen.push_back("end"); }
     void call_end() override { seen.push_back("call_end"); }
@@ -190,13 +191,15 @@ TEST(CpuProfiler, LaunchesAndCallEndsAreAnnouncedToTheObserver) {
     p.begin_call(7);
     { auto a = p.time(k, 3); }
     { auto b = p.time(k, 4); }
+    p.end_call_scope();
     p.end_call();
     p.end_call();  // a second close of the same window announces nothing
     if (mode == ProfileMode::Off) {
       EXPECT_TRUE(observer.seen.empty());  // --profile off starts no collector and times nothing
     } else {
       EXPECT_EQ(observer.seen,
-                (std::vector<std::string>{"call_begin 7", "begin 7 3", "end", "begin 7 4", "end", "call_end"}));
+                (std::vector<std::string>{"call_begin 7", "begin 7 3", "end", "begin 7 4", "end", "call_scope_end",
+                                          "call_end"}));
     }
   }
 }
