@@ -11,11 +11,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <torch/csrc/jit/runtime/graph_executor.h>
-#include <torch/cuda.h>
 
 #include "analysis/statistics.h"
 #include "cli/training_step.h"
 #include "compiler/runtime/compiled_module.h"
+#include "compiler/runtime/device_timer.h"
 #include "compiler/runtime/torch_info.h"
 #include "core/clock.h"
 #include "core/error.h"
@@ -32,12 +32,8 @@ struct Trainer {
   std::function<c10::IValue(const std::vector<c10::IValue>&)> forward;
   std::vector<int64_t> step_ns, optimizer_ns;
 
-  // Host time at a point where the device has finished what was queued: on a GPU the step's and
-  // the optimizer's times are then the device's, not the time taken to queue their kernels.
-  int64_t device_now() const {
-    if (!params.empty() && params.front().is_cuda()) torch::cuda::synchronize(params.front().device().index());
-    return now_ns();
-  }
+  // On a GPU the step's and the optimizer's times are the device's (compiler/runtime/device_timer.h).
+  int64_t device_now() const { return now_ns_after_device(params.empty() ? c10::Device(c10::kCPU) : params.front().device()); }
 
   double step(const std::vector<c10::IValue>& inputs, const LossOptions& loss_options, bool timed) {
     int64_t start = device_now();

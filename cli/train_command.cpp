@@ -16,7 +16,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <torch/csrc/jit/runtime/print_handler.h>
-#include <torch/cuda.h>
 
 #include "analysis/statistics.h"
 #include "cli/commands.h"
@@ -26,6 +25,7 @@
 #include "cli/training_step.h"
 #include "compiler/runtime/autocast.h"
 #include "compiler/runtime/compiled_module.h"
+#include "compiler/runtime/device_timer.h"
 #include "core/clock.h"
 #include "core/error.h"
 
@@ -74,10 +74,7 @@ void train(const TrainOptions& o) {
   }
   // Each phase's time is its host time; on a GPU the phase ends by waiting for the device, so it
   // is the phase's GPU time too (kernels are asynchronous).
-  auto phase_end = [&] {
-    if (s.device.is_cuda()) torch::cuda::synchronize(s.device.index());
-    return now_ns();
-  };
+  auto phase_end = [&] { return now_ns_after_device(s.device); };
   CompiledModule m(s.model, s.compile, s.writer.get(), s.profiler.get());
   ProgressBar bar("train", o.steps);
   std::optional<double> first_loss, last_loss;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <cstdint>
 #include <string_view>
 #include <unordered_map>
 
@@ -11,19 +10,15 @@ namespace tcprof::gui {
 
 void KernelData::load(const RunReader& reader, Id run_id,
                       const std::function<void(int64_t)>& progress) {
-  std::unordered_map<std::string, uint32_t> name_ids;
-  std::vector<std::string> names_std, kinds_std;  // names and kinds as interned, for the fast path
-  uint32_t last_name = UINT32_MAX;
+  // A copy outside every call (analysis::stats_kind) is an entry apart from the same copy in a call.
+  std::unordered_map<std::string, uint32_t> name_ids, outside_call_name_ids;
   std::map<std::pair<std::string, int>, size_t> lane_ids;  // (device, stream), sorted for display
-  auto intern_name = [&](const std::string& name, const std::string& kind) {
-    // One entry per name and kind: a copy inside a call and the same copy outside every call
-    // (analysis::stats_kind) are counted apart.
-    auto [it, fresh] = name_ids.try_emplace(name + '\0' + kind, static_cast<uint32_t>(names.size()));
+  auto intern_name = [&](const std::string& name, std::string_view kind) {
+    auto& ids = kind == analysis::kOutsideCallsKind ? outside_call_name_ids : name_ids;
+    auto [it, fresh] = ids.try_emplace(name, static_cast<uint32_t>(names.size()));
     if (fresh) {
       names.push_back(QString::fromStdString(name));
-      kinds.push_back(QString::fromStdString(kind));
-      names_std.push_back(name);
-      kinds_std.push_back(kind);
+      kinds.push_back(QString::fromUtf8(kind.data(), static_cast<int>(kind.size())));
     }
     return it->second;
   };
@@ -42,12 +37,7 @@ void KernelData::load(const RunReader& reader, Id run_id,
   GraphSpan span{-1, 0, 0};
   int64_t span_call = -1;
   reader.for_each_kernel(run_id, [&](const KernelRow& k) {
-    // Rows arrive by start time: consecutive launches of one kernel repeat the last name.
-    const std::string_view kind = analysis::stats_kind(k.kind, k.name, k.call_id);
-    if (last_name == UINT32_MAX || k.name != names_std[last_name] || kind != kinds_std[last_name]) {
-      last_name = intern_name(k.name, std::string(kind));
-    }
-    const uint32_t name = last_name;
+    const uint32_t name = intern_name(k.name, analysis::stats_kind(k.kind, k.name, k.call_id));
     KernelLane& lane = lane_for(k.device, k.stream);
     lane.start.push_back(k.start_ns);
     lane.duration.push_back(k.duration_ns);
@@ -67,7 +57,7 @@ void KernelData::load(const RunReader& reader, Id run_id,
   if (span.graph_id > 0) graph_spans.push_back(span);
   for (KernelSummaryRow& row : reader.kernel_summaries(run_id)) {
     KernelLane& lane = lane_for(row.device, row.stream);
-    lane.folded_name.push_back(intern_name(row.name, std::string(analysis::stats_kind(row.kind, row.name, row.call_id))));
+    lane.folded_name.push_back(intern_name(row.name, analysis::stats_kind(row.kind, row.name, row.call_id)));
     lane.max_folded_span = std::max(lane.max_folded_span, row.end_ns - row.start_ns);
     total += row.count;
     lane.folded.push_back(std::move(row));

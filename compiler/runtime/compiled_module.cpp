@@ -393,7 +393,7 @@ c10::IValue CompiledModule::call(const std::vector<c10::IValue>& inputs) {
 }
 
 const char* CompiledModule::call_timed_with() const {
-  return call_timer_ && call_timer_gpu_ >= 0 ? call_timer_->method() : "host clock";
+  return call_timer_ ? call_timer_->method() : "host clock";
 }
 
 bool CompiledModule::runs_eagerly_by_stance() const {

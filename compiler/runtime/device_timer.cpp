@@ -50,8 +50,12 @@ int64_t DeviceTimer::stop_ns() {
     return static_cast<int64_t>(events_->begin.elapsedTime(events_->end) * 1e6);  // ms -> ns
   }
 #endif
-  if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
-  return now_ns() - start_ns_;
+  return now_ns_after_device(device_) - start_ns_;
+}
+
+int64_t now_ns_after_device(c10::Device device) {
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
+  return now_ns();
 }
 
 const char* DeviceTimer::method() const { return events_ ? "cuda events" : "host clock"; }

@@ -29,4 +29,8 @@ class DeviceTimer {
   int64_t start_ns_ = 0;
 };
 
+// The host clock (tcprof::now_ns) once `device` has finished the work queued on it: on a GPU the
+// time between two such readings is the device's, not the time taken to queue its kernels.
+int64_t now_ns_after_device(c10::Device device);
+
 }  // namespace tcprof
