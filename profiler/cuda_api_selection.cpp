@@ -1,7 +1,7 @@
 #include "profiler/cuda_api_selection.h"
 
-#include <cupti_driver_cbid.h>
-#include <cupti_runtime_cbid.h>
+// The callback id enums come through <cupti.h> (the header above): CUDA 12.4's cupti_*_cbid.h
+// have no include guards, so including them again redefines their enums.
 
 namespace tcprof {
 
