@@ -24,6 +24,7 @@ using nlohmann::json;
 struct ExplainOptions {
   ModelOptions model;
   int64_t iters = 1;
+  bool code = false;  // print each graph's generated source
 };
 
 // The module's breaks as the store records them, so they group into sites as every reader
@@ -252,6 +253,10 @@ std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const
         }
         for (const auto& [op, n] : fallbacks) fmt::format_to(w, "        fallback: {}x {}\n", n, op);
       }
+      // The cuda backend's first IR line: what NVRTC built and where the kernels ran.
+      if (o.model.backend == "cuda" && !r.compile_failed && r.ir.rfind("# cuda: ", 0) == 0) {
+        fmt::format_to(w, "{}", text::wrap("        ", r.ir.substr(8, r.ir.find('\n') - 8)));
+      }
     }
   }
   std::vector<std::string> user_guards;
@@ -273,6 +278,16 @@ std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const
   for (const auto& line : user_guards) fmt::format_to(w, "{}", line);
   fmt::format_to(w, "  and {} on inputs (dtype, device, rank, sizes, strides, requires_grad, grad mode)\n",
                  input_guards);
+  // --backend cuda: the CUDA program each graph gets, so that it can be read without a GPU.
+  if (o.model.backend == "cuda" || o.code) {
+    for (const auto& frame : m.frames()) {
+      for (const auto& entry : frame->entries) {
+        const CompileReport& r = entry->compiled->report();
+        if (r.code.empty()) continue;
+        fmt::format_to(w, "\nGenerated {} code of graph {}\n{}", o.model.backend == "cuda" ? "CUDA" : "C++", entry->compile_label, r.code);
+      }
+    }
+  }
   fmt::format_to(w, "\n{}", recorded_line(s));
   return fmt::to_string(out);
 }
@@ -284,6 +299,7 @@ void add_explain_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("explain", "Explain graph breaks, guards and graphs of a TorchScript model");
   add_model_options(cmd, o->model, true);
   cmd->add_option("--iters", o->iters, "Calls to run (with --vary, shows recompiles too)")->capture_default_str();
+  cmd->add_flag("--code", o->code, "Print each graph's generated source (always on with --backend cuda)");
   cmd->callback([o] {
     if (o->iters < 1) throw Error(ErrorKind::Usage, "--iters must be at least 1");
     ModelSession s = open_model_session(o->model, "explain", config_json(o->model, fmt::format("{{\"iters\":{}}}", o->iters)));

@@ -13,6 +13,7 @@
 #include "cli/text_format.h"
 #include "compiler/runtime/device.h"
 #include "compiler/runtime/torch_info.h"
+#include "compiler/toolchain/nvrtc_compiler.h"
 #include "core/error.h"
 #include "core/run_reader.h"
 #include "profiler/gpu_recording.h"
@@ -44,8 +45,13 @@ void add_model_options(CLI::App* cmd, ModelOptions& o, bool compile_flags) {
                   "Compiles per frame before it runs eagerly (like torch's recompile_limit)")
       ->capture_default_str();
   cmd->add_option("--dynamic", o.dynamic, "Mark dimension D of input I dynamic from the first compile: I:D");
-  cmd->add_option("--backend", o.backend, "cpp (fused C++ kernels) or eager (op by op through LibTorch)")
+  cmd->add_option("--backend", o.backend,
+                  "cpp (fused C++ kernels), cuda (fused CUDA kernels through NVRTC; on the CPU they run in emulation) "
+                  "or eager (op by op through LibTorch)")
       ->capture_default_str();
+  cmd->add_option("--arch", o.arch,
+                  "cuda: the GPU architecture to compile for, e.g. sm_90 (H100), sm_80 (A100); default: the GPU's own, "
+                  "sm_90 without one");
   cmd->add_flag("--strict", o.strict, "cpp: exit 1 when a graph fails to compile instead of running it eagerly");
   cmd->add_flag("--grad", o.grad,
                 "Run with autograd on: graphs whose parameters require grad compile a forward and a backward graph "
@@ -164,7 +170,15 @@ ModelSession open_model_session(const ModelOptions& o, const std::string& comman
   }
   s.compile.backend = o.backend;
   s.compile.strict = o.strict;
+  s.compile.cuda_arch = o.arch;
   make_backend(o.backend);  // an unknown name is a usage error before anything is recorded
+  if (!o.arch.empty() && o.backend != "cuda") {
+    throw Error(ErrorKind::Usage, fmt::format("--arch {} is for --backend cuda (this run uses --backend {})", o.arch, o.backend));
+  }
+  if (!o.arch.empty() && !valid_cuda_arch(o.arch)) {
+    throw Error(ErrorKind::Usage, fmt::format("--arch {}: not a CUDA architecture; give it as sm_XY, e.g. sm_90 (H100) or sm_80 "
+                                              "(A100)", o.arch));
+  }
   s.grad_mode = std::make_unique<at::AutoGradMode>(o.grad || command == "train");
   set_intra_op_threads(intra_op_threads());  // OpenBLAS's pool follows LibTorch's thread count
   s.device = require_device(o.device);  // before the model loads: a GPU-less machine says so at once

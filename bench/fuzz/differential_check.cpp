@@ -109,7 +109,7 @@ CaseOutcome check_case(const FuzzCase& c, const CheckOptions& options) {
   LoadedModel model = load_model(archive);
   LoadedModel oracle = load_oracle(archive);
   CompileOptions compile;
-  compile.backend = "cpp";
+  compile.backend = options.backend;
   compile.strict = true;     // a kernel that does not compile is a failure, not an eager fallback
   compile.fullgraph = true;  // one graph: every op goes through the backend
   if (c.declare_dynamic) {

@@ -25,6 +25,8 @@ struct CheckOptions {
   bool perturb_compiled_output = false;
   // Check gradients instead of outputs (check_case_gradients).
   bool gradients = false;
+  // The backend under test: cpp, or cuda (its kernels in emulation on the CPU, on the device on a GPU).
+  std::string backend = "cpp";
 };
 
 struct CaseOutcome {

@@ -22,7 +22,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: fuzz_graphs [--n N] [--seed S] [--first K] [--verbose] [--keep-failures DIR] [--avoid-known-bugs]\n"
-    "                   [--minimize] [--in-process] [--backward] [--conv] [--attention]\n"
+    "                   [--minimize] [--in-process] [--backward] [--conv] [--attention] [--backend cpp|cuda]\n"
     "       fuzz_graphs --case SEED [same options]\n";
 
 bool parse_uint(const std::string& text, uint64_t* out) {
@@ -76,6 +76,8 @@ int main(int argc, char** argv) {
       options.minimize = true;
     } else if (arg == "--verbose") {
       options.verbose = true;
+    } else if (arg == "--backend" && i + 1 < argc && (std::string(argv[i + 1]) == "cpp" || std::string(argv[i + 1]) == "cuda")) {
+      options.backend = argv[++i];
     } else if (arg == "--keep-failures" && i + 1 < argc) {
       options.keep_failures_dir = argv[++i];
     } else if (arg == "--help" || arg == "-h") {
@@ -85,6 +87,10 @@ int main(int argc, char** argv) {
       std::cerr << "fuzz_graphs: unknown argument '" << arg << "'\n" << kUsage;
       return 2;
     }
+  }
+  if (options.gradients && options.backend == "cuda") {
+    std::cerr << "fuzz_graphs: --backward checks compiled backward graphs, which the cuda backend does not build yet\n";
+    return 2;
   }
   tcprof::fuzz::PrivateKernelCache cache;  // before the first compile
   tcprof::fuzz::FuzzSummary summary = tcprof::fuzz::run_fuzz(options);

@@ -27,6 +27,7 @@ struct FuzzOptions {
   std::vector<uint64_t> case_seeds;  // instead of `cases` from `seed`: exactly these cases
   bool verbose = false;              // a line per case, and the op coverage at the end
   bool gradients = false;            // check gradients through the compiled backward (--backward)
+  std::string backend = "cpp";       // --backend cuda: the CUDA kernels, in emulation without a GPU
   std::string keep_failures_dir;     // failing cases' report, source and module archive go here
   GeneratorOptions generator;
   Tolerance tol;

@@ -16,6 +16,7 @@
 #include "compiler/autodiff/autograd_graph.h"
 #include "compiler/autodiff/joint_graph.h"
 #include "compiler/backends/backend.h"
+#include "compiler/backends/compile_steps.h"
 #include "compiler/runtime/autocast.h"
 #include "compiler/torch_compat.h"
 #include "compiler/backends/cpp/codegen/codegen_cpp.h"
@@ -33,158 +34,6 @@
 
 namespace tcprof {
 namespace {
-
-class Phases {
- public:
-  explicit Phases(CompileReport& r) : r_(r) {}
-  void begin(const char* name) {
-    end();
-    r_.phases.push_back({name, now_ns(), 0});
-    open_ = true;
-  }
-  void end() {
-    if (open_) r_.phases.back().duration_ns = now_ns() - r_.phases.back().start_ns;
-    open_ = false;
-  }
-
- private:
-  CompileReport& r_;
-  bool open_ = false;
-};
-
-void log_graph(const char* step, const CapturedGraph& g, int changed) {
-  if (log_enabled(LogChannel::Passes)) log(LogChannel::Passes, "after {} ({} changes):\n{}", step, changed, g.ir());
-}
-
-// Every slot's value for the example inputs: the capture run's, when the frontend kept them, else
-// one run of the graph (inputs cloned and the random generator restored, so that the run changes
-// nothing the user can see).
-std::vector<c10::IValue> example_run(const CapturedGraph& g, const std::vector<c10::IValue>& inputs) {
-  if (g.capture_values && static_cast<int>(g.capture_values->size()) == g.num_slots) return *g.capture_values;
-  std::vector<c10::IValue> slots(static_cast<size_t>(g.num_slots));
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    slots[i] = inputs[i].isTensor() ? c10::IValue(inputs[i].toTensor().clone()) : inputs[i];
-  }
-  InputBindings bindings(inputs);
-  auto gen = at::detail::getDefaultCPUGenerator();
-  at::Tensor rng = gen.get_state();
-  torch::jit::Stack stack;
-  for (const auto& op : g.ops) {
-    stack.clear();
-    for (const Arg& a : op.args) stack.push_back(evaluate_arg(a, slots, bindings));
-    run_op(op, stack);
-    for (size_t o = 0; o < op.outputs.size(); ++o) slots[static_cast<size_t>(op.outputs[o])] = std::move(stack[o]);
-  }
-  gen.set_state(rng);
-  return slots;
-}
-
-// Why the graph needs autograd (an input or a parameter requires grad under grad mode), or empty.
-std::string autograd_reason(const CapturedGraph& g, const std::vector<c10::IValue>& inputs) {
-  if (!at::GradMode::is_enabled()) return "";
-  for (const auto& v : inputs) {
-    if (v.isTensor() && v.toTensor().requires_grad()) return "an input requires grad";
-  }
-  for (const auto& op : g.ops) {
-    for (const auto& a : op.args) {
-      if (a.kind == Arg::Kind::Constant && a.constant.isTensor() && a.constant.toTensor().requires_grad()) {
-        return "parameters require grad";
-      }
-    }
-  }
-  return "";
-}
-
-// Why the graph must run op by op through LibTorch (it updates module state), or empty.
-std::string module_state_reason(const CapturedGraph& g) {
-  for (const auto& op : g.ops) {
-    bool mutates_constant = !op.name.empty() && op.name.back() == '_' && !op.args.empty() &&
-                            op.args[0].kind == Arg::Kind::Constant;
-    bool training_bn = op.name == "aten::batch_norm" && op.args.size() > 5 && op.args[5].kind == Arg::Kind::Constant &&
-                       op.args[5].constant.isBool() && op.args[5].constant.toBool();
-    if (mutates_constant || training_bn) return fmt::format("{} updates module state", op.name);
-  }
-  return "";
-}
-
-std::string program_ir(const CapturedGraph& g, const ScheduledProgram& s) {
-  std::string out = g.ir() + "\nsteps:\n";
-  for (const auto& step : s.program.steps) {
-    switch (step.kind) {
-      case Step::Kind::Extern: {
-        const GraphOp& op = g.ops[static_cast<size_t>(step.index)];
-        out += fmt::format("  extern {} -> %{}\n", op.name, op.outputs.empty() ? -1 : op.outputs[0]);
-        break;
-      }
-      case Step::Kind::Kernel: {
-        const Kernel& k = s.program.kernels[static_cast<size_t>(step.index)];
-        out += fmt::format("  kernel {}\n", k.name);
-        break;
-      }
-      case Step::Kind::Window: out += fmt::format("  kernel {}\n", s.program.window_kernels[static_cast<size_t>(step.index)].name); break;
-      case Step::Kind::Onednn: {
-        const OnednnConv& c = s.program.onednn_convs[static_cast<size_t>(step.index)];
-        const OnednnConvolution& p = *s.onednn[static_cast<size_t>(step.index)];
-        std::vector<std::string> ops{g.ops[static_cast<size_t>(c.op)].name};
-        for (int op : c.post_ops) ops.push_back(g.ops[static_cast<size_t>(op)].name);
-        std::string residual = c.residual_slot < 0 ? ""
-                               : fmt::format(" + %{} {}{}", c.residual_slot, value_layout_name(c.residual_layout),
-                                             c.residual_in_place ? " (written over)" : "");
-        out += fmt::format("  onednn {} [{}]: %{} {} ({}){} -> %{} {} ({})\n", c.name, fmt::join(ops, ", "), c.input_slot,
-                           value_layout_name(c.input_layout), p.input_format(), residual, c.output_slot,
-                           value_layout_name(c.output_layout), p.output_format());
-        break;
-      }
-    }
-  }
-  out += "\nkernels:\n";
-  for (const auto& k : s.program.kernels) out += to_string(k);
-  return out;
-}
-
-// A compiled graph with the cpp backend's report: generated kernels, or the eager backend's graph
-// when it could not be compiled (the report says why).
-class ReportedGraph : public CompiledGraph {
- public:
-  using Runner = std::function<std::vector<c10::IValue>(const std::vector<c10::IValue>&, int64_t)>;
-  ReportedGraph(Runner run, CompileReport report) : run_(std::move(run)) { report_ = std::move(report); }
-  std::vector<c10::IValue> run(const std::vector<c10::IValue>& inputs, int64_t graph_id) override {
-    return run_(inputs, graph_id);
-  }
-
- private:
-  Runner run_;
-};
-
-// TCPROF_LOGS=perf_hints: each distinct hint of a graph once, with the user line of its first op
-// and how many ops share it (a transformer's blocks repeat the same fallback op).
-void log_hints(const std::vector<PerfHint>& hints) {
-  if (!log_enabled(LogChannel::PerfHints)) return;
-  std::vector<std::pair<const PerfHint*, int>> distinct;
-  for (const auto& h : hints) {
-    auto same = std::find_if(distinct.begin(), distinct.end(), [&](const auto& d) {
-      return d.first->kind == h.kind && d.first->message == h.message;
-    });
-    if (same != distinct.end()) ++same->second;
-    else distinct.emplace_back(&h, 1);
-  }
-  for (const auto& [h, count] : distinct) {
-    std::string where = h->loc.known() ? fmt::format(" at {}:{}", h->loc.file, h->loc.line) : "";
-    std::string times = count > 1 ? fmt::format(" ({} ops in this graph)", count) : "";
-    log(LogChannel::PerfHints, "perf hint ({}): {}{}{}", h->kind, h->message, where, times);
-  }
-}
-
-PerfHint hint(std::string kind, const GraphOp* op, std::string message) {
-  PerfHint h;
-  h.kind = std::move(kind);
-  h.message = std::move(message);
-  if (op) {
-    h.op = op->name;
-    h.loc = op->loc;
-  }
-  return h;
-}
 
 // One report for a training graph: the joint and partition phases, then the forward's phases and
 // the backward's (named backward_codegen, backward_cc, ...), kernels and hints of both.
@@ -293,7 +142,8 @@ class CppBackend : public Backend {
     if (log_enabled(LogChannel::OutputCode)) log(LogChannel::OutputCode, "generated code:\n{}", unit.source);
     // 5. cc + load: the system compiler through the content-addressed cache, then dlopen.
     phase.begin("cc");
-    std::vector<KernelFn> kernel_fns, window_fns;
+    std::vector<KernelCall> kernel_calls;
+    std::vector<KernelFn> window_fns;
     std::shared_ptr<LoadedLibrary> library;
     try {
       if (unit.unique_kernels > 0) {
@@ -301,7 +151,13 @@ class CppBackend : public Backend {
         phase.begin("load");
         report.cache_hit = built.cache_hit;
         library = built.library;
-        for (const auto& s : unit.kernel_symbols) kernel_fns.push_back(reinterpret_cast<KernelFn>(library->symbol(s)));
+        for (const auto& s : unit.kernel_symbols) {
+          auto fn = reinterpret_cast<KernelFn>(library->symbol(s));
+          kernel_calls.emplace_back([fn](const void* const* in, void* const* out, const int64_t* sz, const int64_t* st) {
+            fn(in, out, sz, st);
+            return true;
+          });
+        }
         for (const auto& s : unit.window_symbols) {
           window_fns.push_back(s.empty() ? nullptr : reinterpret_cast<KernelFn>(library->symbol(s)));
         }
@@ -324,7 +180,7 @@ class CppBackend : public Backend {
                             report.cache_hit ? "from the cache" : "built now") + report.ir;
     log_hints(report.hints);
     auto runner = std::make_unique<ProgramRunner>(std::move(g), std::move(program), std::move(library),
-                                                  std::move(kernel_fns), std::move(window_fns), profiler);
+                                                  std::move(kernel_calls), std::move(window_fns), profiler);
     // 6. Autotune: a replaced op keeps its LibTorch kernel where that is faster on this machine.
     phase.begin("autotune");
     std::string tuned = autotune(*runner, unit.source, examples, bindings, &report.autotune);
@@ -477,44 +333,6 @@ class CppBackend : public Backend {
     std::shared_ptr<CompiledGraph> graph = make_eager_backend()->compile(g, {}, profiler);
     return std::make_unique<ReportedGraph>(
         [graph](const std::vector<c10::IValue>& in, int64_t id) { return graph->run(in, id); }, std::move(report));
-  }
-
-  static void summarize(const CapturedGraph& g, const ScheduledProgram& s, CompileReport& report) {
-    report.kernels = static_cast<int>(s.program.kernels.size());
-    report.window_kernels = static_cast<int>(s.program.window_kernels.size());
-    for (const auto& k : s.program.kernels) {
-      report.fused_ops += static_cast<int>(k.ops.size());
-      report.kernel_groups.push_back(fmt::format("{}: {}", k.name, fmt::join(k.op_names, ", ")));
-    }
-    for (const auto& k : s.program.window_kernels) {
-      std::vector<std::string> ops;
-      for (int op : covered_ops(k)) ops.push_back(g.ops[static_cast<size_t>(op)].name);
-      report.kernel_groups.push_back(fmt::format("{}: {}", k.name, fmt::join(ops, ", ")));
-      if (k.generated()) {
-        report.fused_ops += static_cast<int>(ops.size());
-      } else {  // a BLAS / oneDNN call: extern, not a generated kernel
-        --report.window_kernels;
-        ++report.extern_calls;
-      }
-    }
-    for (const auto& c : s.program.onednn_convs) {
-      std::vector<std::string> ops{g.ops[static_cast<size_t>(c.op)].name};
-      for (int op : c.post_ops) ops.push_back(g.ops[static_cast<size_t>(op)].name);
-      report.kernel_groups.push_back(fmt::format("{}: {}", c.name, fmt::join(ops, ", ")));
-      ++report.extern_calls;  // a oneDNN call; its post-ops are not generated code either
-    }
-    if (!s.program.onednn_convs.empty()) report.layout = layout_report(g, s.program.onednn_convs, s.onednn);
-    std::vector<bool> fallback(g.ops.size(), false);
-    for (const auto& f : s.fallbacks) {
-      fallback[static_cast<size_t>(f.op)] = true;
-      const GraphOp& op = g.ops[static_cast<size_t>(f.op)];
-      report.hints.push_back(hint("fallback_op", &op, fmt::format("{} runs as a LibTorch call: {}", op.name, f.reason)));
-    }
-    for (const auto& step : s.program.steps) {
-      if (step.kind != Step::Kind::Extern) continue;
-      if (fallback[static_cast<size_t>(step.index)]) ++report.fallback_calls;
-      else ++report.extern_calls;
-    }
   }
 
   bool strict_;

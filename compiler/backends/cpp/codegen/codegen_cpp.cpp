@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "compiler/backends/cpp/lower/kernel_levels.h"
 #include "core/sha256.h"
 
 namespace tcprof {
@@ -32,34 +33,7 @@ std::string literal(double v, ElemType t) {
 
 class KernelWriter {
  public:
-  KernelWriter(const Kernel& k, bool row) : k_(k), row_(row) {
-    size_t n = k.nodes.size();
-    uniform_.assign(n, false);
-    level_.assign(n, 0);
-    dep_.assign(n, 0);
-    if (!row_) return;
-    for (size_t i = 0; i < n; ++i) {
-      const ExprNode& node = k.nodes[i];
-      int dep = 0;
-      bool all_uniform = true;
-      for (int a : node.args) {
-        dep = std::max(dep, dep_[static_cast<size_t>(a)]);
-        all_uniform = all_uniform && uniform_[static_cast<size_t>(a)];
-      }
-      if (is_reduction(node.op)) {
-        uniform_[i] = true;
-        level_[i] = dep + 1;
-      } else if (node.op == ExprOp::Const || node.op == ExprOp::RowLen) {
-        uniform_[i] = true;
-      } else if (node.op == ExprOp::Load) {
-        uniform_[i] = k.inputs[static_cast<size_t>(node.input)].inner == InnerStride::Broadcast;
-      } else {
-        uniform_[i] = all_uniform;
-        level_[i] = dep;
-      }
-      dep_[i] = uniform_[i] ? level_[i] : dep;
-    }
-  }
+  KernelWriter(const Kernel& k, bool row) : k_(k), row_(row), levels_(kernel_levels(k)) {}
 
   // The loops live in a range function that is not inlined into the OpenMP region: GCC does not
   // vectorise simd loops inside the outlined parallel body, but does in a plain function.
@@ -187,40 +161,15 @@ class KernelWriter {
   // inside a row's element loop, uniform nodes are row-scope variables (must already exist).
   void emit_needed(const std::vector<int>& roots, std::vector<bool>& defined, std::string& body,
                    const std::string& indent, const char* j, bool stop_at_uniform) const {
-    std::vector<bool> needed(k_.nodes.size(), false);
-    std::vector<int> stack(roots.begin(), roots.end());
-    while (!stack.empty()) {
-      size_t n = static_cast<size_t>(stack.back());
-      stack.pop_back();
-      if (needed[n] || defined[n]) continue;
-      needed[n] = true;
-      if (stop_at_uniform && uniform_[n]) continue;
-      for (int a : k_.nodes[n].args) stack.push_back(a);
-    }
-    for (size_t n = 0; n < needed.size(); ++n) {
-      if (!needed[n]) continue;
-      body += fmt::format("{}const {} t{} = {};\n", indent, c_type(k_.nodes[n].type), n, node_expr(n, j));
-      defined[n] = true;
+    for (int n : nodes_needed(k_, levels_, roots, defined, stop_at_uniform)) {
+      body += fmt::format("{}const {} t{} = {};\n", indent, c_type(k_.nodes[static_cast<size_t>(n)].type), n,
+                          node_expr(static_cast<size_t>(n), j));
+      defined[static_cast<size_t>(n)] = true;
     }
   }
 
-  // Uniform nodes used by the element subtrees of `roots`: defined at row scope first.
   std::vector<int> uniform_leaves(const std::vector<int>& roots, const std::vector<bool>& defined) const {
-    std::vector<int> leaves;
-    std::vector<bool> seen(k_.nodes.size(), false);
-    std::vector<int> stack(roots.begin(), roots.end());
-    while (!stack.empty()) {
-      size_t n = static_cast<size_t>(stack.back());
-      stack.pop_back();
-      if (seen[n]) continue;
-      seen[n] = true;
-      if (uniform_[n]) {
-        if (!defined[n]) leaves.push_back(static_cast<int>(n));
-        continue;
-      }
-      for (int a : k_.nodes[n].args) stack.push_back(a);
-    }
-    return leaves;
+    return tcprof::uniform_leaves(k_, levels_, roots, defined);
   }
 
   std::string write_pointwise_loops(int R) const {
@@ -248,49 +197,20 @@ class KernelWriter {
     return s;
   }
 
-  // Softmax-shaped outputs (e / sum(e) with the sum in the last reduction phase) store e while
-  // summing and divide in place afterwards: e (an exp) is computed twice otherwise.
-  // sum(exp(x - max(x))): the denominator of softmax and log_softmax.
-  bool is_softmax_denominator(const ExprNode& sum) const {
-    const ExprNode& e = k_.nodes[static_cast<size_t>(sum.args[0])];
-    if (e.op != ExprOp::Exp) return false;
-    const ExprNode& d = k_.nodes[static_cast<size_t>(e.args[0])];
-    return d.op == ExprOp::Sub && k_.nodes[static_cast<size_t>(d.args[1])].op == ExprOp::ReduceMax;
-  }
-
-  std::vector<bool> reuse_outputs(int max_level) const {
-    std::vector<bool> reuse(k_.outputs.size(), false);
-    for (size_t i = 0; i < k_.outputs.size(); ++i) {
-      const KernelOutput& o = k_.outputs[i];
-      const ExprNode& n = k_.nodes[static_cast<size_t>(o.expr)];
-      if (o.per_row || n.op != ExprOp::Div) continue;
-      const ExprNode& d = k_.nodes[static_cast<size_t>(n.args[1])];
-      reuse[i] = d.op == ExprOp::ReduceSum && d.args[0] == n.args[0] && level_[static_cast<size_t>(n.args[1])] == max_level;
-    }
-    return reuse;
-  }
-
   std::string write_row_loops(int R) const {
     std::string s;
     s += "  for (int64_t o = w0; o < w1; ++o) {\n";
     s += outer_offsets(R, "    ");
     std::vector<bool> defined(k_.nodes.size(), false);
-    int max_level = 0;
-    for (size_t n = 0; n < k_.nodes.size(); ++n) {
-      if (is_reduction(k_.nodes[n].op)) max_level = std::max(max_level, level_[n]);
-    }
-    std::vector<bool> reuse = reuse_outputs(max_level);
+    const int max_level = levels_.max_level;
+    // Softmax-shaped outputs store e while summing and divide in place afterwards.
+    std::vector<bool> reuse = outputs_divided_in_place(k_, levels_);
     for (size_t i = 0; i < k_.outputs.size(); ++i) {
       if (!k_.outputs[i].per_row) s += fmt::format("    {}* __restrict q{} = out{} + o * inner;\n", storage_type(out_type(i)), i, i);
     }
     for (int L = 1; L <= max_level; ++L) {
-      std::vector<int> reductions, args;
-      for (size_t n = 0; n < k_.nodes.size(); ++n) {
-        if (is_reduction(k_.nodes[n].op) && level_[n] == L) {
-          reductions.push_back(static_cast<int>(n));
-          args.push_back(k_.nodes[n].args[0]);
-        }
-      }
+      std::vector<int> reductions = levels_.reductions_at(L), args;
+      for (int r : reductions) args.push_back(k_.nodes[static_cast<size_t>(r)].args[0]);
       emit_needed(uniform_leaves(args, defined), defined, s, "    ", "0", false);
       std::string clauses;
       for (int r : reductions) {
@@ -302,12 +222,8 @@ class KernelWriter {
         if (is_floating(n.type) && n.op != ExprOp::ReduceSum) {
           init = fmt::format("{}std::numeric_limits<{}>::infinity()", n.op == ExprOp::ReduceMax ? "-" : "", T);
         }
-        // f32 sums accumulate in double, as exactly as eager's cascade sums: a mean of a constant
-        // row is then that constant, and layer norm does not amplify rounding noise by 1/sqrt(eps).
-        // Softmax's sum of exp(x - max(x)) has terms in (0, 1], one of them 1: nothing cancels
-        // and the sum is at least 1, so it stays in float lanes, as LibTorch's softmax sums (in
-        // double it cost 29% of the GPT's attention softmax kernel).
-        if (n.op == ExprOp::ReduceSum && n.type == ElemType::F32 && !is_softmax_denominator(n)) T = "double", init = "0.0";
+        // The accumulation rule of row sums, one for every backend (kernel_levels.h).
+        if (sum_accumulates_in_double(k_, r)) T = "double", init = "0.0";
         s += fmt::format("    {} t{} = {};\n", T, r, init);
         clauses += fmt::format(" reduction({}:t{})", n.op == ExprOp::ReduceSum ? "+" : n.op == ExprOp::ReduceMax ? "max" : "min", r);
       }
@@ -363,8 +279,7 @@ class KernelWriter {
 
   const Kernel& k_;
   bool row_;
-  std::vector<bool> uniform_;
-  std::vector<int> level_, dep_;
+  KernelLevels levels_;
 };
 
 }  // namespace

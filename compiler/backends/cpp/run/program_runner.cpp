@@ -47,9 +47,10 @@ void inputs_of(const Kernel& k, int node, std::vector<bool>& seen, std::vector<i
 }  // namespace
 
 ProgramRunner::ProgramRunner(CapturedGraph graph, ScheduledProgram program, std::shared_ptr<LoadedLibrary> library,
-                             std::vector<KernelFn> kernel_fns, std::vector<KernelFn> window_fns, CpuProfiler* profiler)
+                             std::vector<KernelCall> kernel_calls, std::vector<KernelFn> window_fns, CpuProfiler* profiler,
+                             c10::Device device)
     : graph_(std::move(graph)), program_(std::move(program)), library_(std::move(library)),
-      kernel_fns_(std::move(kernel_fns)), window_fns_(std::move(window_fns)), profiler_(profiler) {
+      kernel_calls_(std::move(kernel_calls)), window_fns_(std::move(window_fns)), device_(device), profiler_(profiler) {
   for (const auto& op : graph_.ops) operations_.push_back(op_operation(op));
   for (const auto& k : program_.program.kernels) {
     std::vector<std::vector<int>> per_output;
@@ -163,7 +164,7 @@ bool ProgramRunner::run_kernel(size_t index, std::vector<c10::IValue>& slots) {
     } else {
       ins[i] = program_.constants[static_cast<size_t>(in.constant)];
     }
-    if (ins[i].scalar_type() != scalar_type(in.type) || !ins[i].device().is_cpu()) return false;
+    if (ins[i].scalar_type() != scalar_type(in.type) || ins[i].device() != device_) return false;
     layouts[i] = {ins[i].sizes().vec(), ins[i].strides().vec()};
     shapes[i] = &layouts[i].sizes;
   }
@@ -194,7 +195,7 @@ bool ProgramRunner::run_kernel(size_t index, std::vector<c10::IValue>& slots) {
     const KernelOutput& out = k.outputs[o];
     auto type = scalar_type(k.nodes[static_cast<size_t>(out.expr)].type);
     if (!out.per_row) {
-      outs[o] = at::empty(full, at::TensorOptions().dtype(type));
+      outs[o] = at::empty(full, at::TensorOptions().dtype(type).device(device_));
       if (!k.order.empty()) {
         std::vector<int64_t> inverse(k.order.size());
         for (size_t d = 0; d < k.order.size(); ++d) inverse[static_cast<size_t>(k.order[d])] = static_cast<int64_t>(d);
@@ -203,7 +204,7 @@ bool ProgramRunner::run_kernel(size_t index, std::vector<c10::IValue>& slots) {
     } else {
       std::vector<int64_t> shape = outer;
       if (out.keepdim) shape.resize(full.size(), 1);
-      outs[o] = at::empty(shape, at::TensorOptions().dtype(type));
+      outs[o] = at::empty(shape, at::TensorOptions().dtype(type).device(device_));
     }
   }
   int64_t outer_numel = 1;
@@ -217,7 +218,7 @@ bool ProgramRunner::run_kernel(size_t index, std::vector<c10::IValue>& slots) {
     std::vector<int64_t> strides;
     strides.reserve(n * space.sizes.size());
     for (const auto& s : space.strides) strides.insert(strides.end(), s.begin(), s.end());
-    kernel_fns_[index](in_ptrs.data(), out_ptrs.data(), space.sizes.data(), strides.data());
+    if (!kernel_calls_[index](in_ptrs.data(), out_ptrs.data(), space.sizes.data(), strides.data())) return false;
   }
   for (size_t o = 0; o < outs.size(); ++o) slots[static_cast<size_t>(k.outputs[o].slot)] = std::move(outs[o]);
   return true;

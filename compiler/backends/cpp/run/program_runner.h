@@ -4,6 +4,7 @@
 // and otherwise runs that kernel's ops through LibTorch (counted, never wrong).
 #pragma once
 #include <array>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -21,12 +22,19 @@ namespace tcprof {
 
 class LoadedLibrary;
 using KernelFn = void (*)(const void* const*, void* const*, const int64_t*, const int64_t*);
+// One generated kernel's call: a loaded CPU function, or a CUDA launch (on a device or emulated).
+// False when it cannot run these operands (a CUDA argument block too large): the runner then runs
+// the kernel's ops through LibTorch.
+using KernelCall = std::function<bool(const void* const* in, void* const* out, const int64_t* sizes, const int64_t* strides)>;
 
 class ProgramRunner {
  public:
-  // `kernel_fns`/`window_fns` are the loaded symbols per program kernel / native kernel.
+  // `kernel_calls` per program kernel, `window_fns` the loaded symbols per native kernel. Kernel
+  // operands and outputs live on `device` (a CUDA program's; its kernels' ops run through
+  // LibTorch when an operand is elsewhere).
   ProgramRunner(CapturedGraph graph, ScheduledProgram program, std::shared_ptr<LoadedLibrary> library,
-                std::vector<KernelFn> kernel_fns, std::vector<KernelFn> window_fns, CpuProfiler* profiler);
+                std::vector<KernelCall> kernel_calls, std::vector<KernelFn> window_fns, CpuProfiler* profiler,
+                c10::Device device = c10::Device(c10::kCPU));
   std::vector<c10::IValue> run(const std::vector<c10::IValue>& inputs, int64_t graph_id);
   // Kernel calls that ran through LibTorch because the layouts did not fit.
   int64_t layout_fallbacks() const { return layout_fallbacks_; }
@@ -67,7 +75,9 @@ class ProgramRunner {
   CapturedGraph graph_;
   ScheduledProgram program_;
   std::shared_ptr<LoadedLibrary> library_;
-  std::vector<KernelFn> kernel_fns_, window_fns_;
+  std::vector<KernelCall> kernel_calls_;
+  std::vector<KernelFn> window_fns_;
+  c10::Device device_;
   std::vector<torch::jit::Operation> operations_;  // per op of graph_
   std::vector<std::vector<std::vector<int>>> output_inputs_;  // per kernel, per output: inputs it reads
   CpuProfiler* profiler_;

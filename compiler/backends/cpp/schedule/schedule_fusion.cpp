@@ -48,16 +48,21 @@ std::string short_name(const std::string& op) {
 
 class Scheduler {
  public:
-  Scheduler(const CapturedGraph& g, const LowerContext& ctx, const std::vector<OpLowering>& lowerings)
-      : g_(g), ctx_(ctx), lowerings_(lowerings) {
+  Scheduler(const CapturedGraph& g, const LowerContext& ctx, const std::vector<OpLowering>& lowerings, ScheduleTarget target)
+      : g_(g), ctx_(ctx), lowerings_(lowerings), cpu_(target == ScheduleTarget::Cpu) {
     readers_.resize(static_cast<size_t>(g.num_slots));
     for (size_t i = 0; i < g.ops.size(); ++i) {
       for (int s : slots_read(g.ops[i])) readers_[static_cast<size_t>(s)].push_back(static_cast<int>(i));
     }
     outputs_.insert(g.outputs.begin(), g.outputs.end());
     slot_kernel_.assign(static_cast<size_t>(g.num_slots), -1);
-    layout_ = plan_onednn_layout(g, ctx, out_.constants);
-    attention_ = plan_attention(g, ctx, out_.constants);
+    if (cpu_) {
+      layout_ = plan_onednn_layout(g, ctx, out_.constants);
+      attention_ = plan_attention(g, ctx, out_.constants);
+    } else {
+      layout_.step_of_op.assign(g.ops.size(), -1);
+      attention_.kernel_of_op.assign(g.ops.size(), -1);
+    }
   }
 
   ScheduledProgram run() {
@@ -87,7 +92,7 @@ class Scheduler {
       if ((k.fused_ops.empty() ? k.op : k.fused_ops.back()) == i) attention_step(a);
       return;
     }
-    if (try_window_kernel(i) || try_window_epilogue(i)) return;
+    if (cpu_ && (try_window_kernel(i) || try_window_epilogue(i))) return;
     const OpLowering& l = lowerings_[static_cast<size_t>(i)];
     if (l.kind == OpLowering::Kind::None) {
       extern_step(i, l.reason);
@@ -470,6 +475,7 @@ class Scheduler {
   const CapturedGraph& g_;
   const LowerContext& ctx_;
   const std::vector<OpLowering>& lowerings_;
+  const bool cpu_;
   ScheduledProgram out_;
   std::vector<std::unique_ptr<OpenKernel>> open_;
   std::vector<int> slot_kernel_;
@@ -498,8 +504,8 @@ std::vector<OpLowering> lower_graph_ops(const CapturedGraph& graph, const LowerC
 }
 
 ScheduledProgram schedule_graph(const CapturedGraph& graph, const LowerContext& ctx,
-                                const std::vector<OpLowering>& lowerings) {
-  return Scheduler(graph, ctx, lowerings).run();
+                                const std::vector<OpLowering>& lowerings, ScheduleTarget target) {
+  return Scheduler(graph, ctx, lowerings, target).run();
 }
 
 }  // namespace tcprof

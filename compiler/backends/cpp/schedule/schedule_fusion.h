@@ -39,7 +39,13 @@ struct ScheduledProgram {
 // The lowering decision for every op (the "lower" phase).
 std::vector<OpLowering> lower_graph_ops(const CapturedGraph& graph, const LowerContext& ctx);
 
+// What the program is scheduled for. The fusion of pointwise and row kernels is the same for every
+// target; the CPU's planners (oneDNN chains, directly generated convolutions and pools, BLAS
+// linears, the CPU attention kernel) run for Cpu only. For Cuda those ops stay extern steps,
+// LibTorch calls into cuBLAS and cuDNN.
+enum class ScheduleTarget : uint8_t { Cpu, Cuda };
+
 ScheduledProgram schedule_graph(const CapturedGraph& graph, const LowerContext& ctx,
-                                const std::vector<OpLowering>& lowerings);
+                                const std::vector<OpLowering>& lowerings, ScheduleTarget target = ScheduleTarget::Cpu);
 
 }  // namespace tcprof

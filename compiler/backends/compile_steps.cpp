@@ -1,0 +1,176 @@
+#include "compiler/backends/compile_steps.h"
+
+#include <algorithm>
+
+#include <ATen/ATen.h>
+
+#include <fmt/format.h>
+
+#include "compiler/backends/cpp/run/onednn_convolution.h"
+#include "compiler/backends/cpp/schedule/plan_onednn_layout.h"
+#include "compiler/frontend/guards.h"
+#include "core/clock.h"
+#include "core/log.h"
+
+namespace tcprof {
+
+void log_graph(const char* step, const CapturedGraph& g, int changed) {
+  if (log_enabled(LogChannel::Passes)) log(LogChannel::Passes, "after {} ({} changes):\n{}", step, changed, g.ir());
+}
+
+// Every slot's value for the example inputs: the capture run's, when the frontend kept them, else
+// one run of the graph (inputs cloned and the random generator restored, so that the run changes
+// nothing the user can see).
+std::vector<c10::IValue> example_run(const CapturedGraph& g, const std::vector<c10::IValue>& inputs) {
+  if (g.capture_values && static_cast<int>(g.capture_values->size()) == g.num_slots) return *g.capture_values;
+  std::vector<c10::IValue> slots(static_cast<size_t>(g.num_slots));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    slots[i] = inputs[i].isTensor() ? c10::IValue(inputs[i].toTensor().clone()) : inputs[i];
+  }
+  InputBindings bindings(inputs);
+  auto gen = at::detail::getDefaultCPUGenerator();
+  at::Tensor rng = gen.get_state();
+  torch::jit::Stack stack;
+  for (const auto& op : g.ops) {
+    stack.clear();
+    for (const Arg& a : op.args) stack.push_back(evaluate_arg(a, slots, bindings));
+    run_op(op, stack);
+    for (size_t o = 0; o < op.outputs.size(); ++o) slots[static_cast<size_t>(op.outputs[o])] = std::move(stack[o]);
+  }
+  gen.set_state(rng);
+  return slots;
+}
+
+// Why the graph needs autograd (an input or a parameter requires grad under grad mode), or empty.
+std::string autograd_reason(const CapturedGraph& g, const std::vector<c10::IValue>& inputs) {
+  if (!at::GradMode::is_enabled()) return "";
+  for (const auto& v : inputs) {
+    if (v.isTensor() && v.toTensor().requires_grad()) return "an input requires grad";
+  }
+  for (const auto& op : g.ops) {
+    for (const auto& a : op.args) {
+      if (a.kind == Arg::Kind::Constant && a.constant.isTensor() && a.constant.toTensor().requires_grad()) {
+        return "parameters require grad";
+      }
+    }
+  }
+  return "";
+}
+
+// Why the graph must run op by op through LibTorch (it updates module state), or empty.
+std::string module_state_reason(const CapturedGraph& g) {
+  for (const auto& op : g.ops) {
+    bool mutates_constant = !op.name.empty() && op.name.back() == '_' && !op.args.empty() &&
+                            op.args[0].kind == Arg::Kind::Constant;
+    bool training_bn = op.name == "aten::batch_norm" && op.args.size() > 5 && op.args[5].kind == Arg::Kind::Constant &&
+                       op.args[5].constant.isBool() && op.args[5].constant.toBool();
+    if (mutates_constant || training_bn) return fmt::format("{} updates module state", op.name);
+  }
+  return "";
+}
+
+std::string program_ir(const CapturedGraph& g, const ScheduledProgram& s) {
+  std::string out = g.ir() + "\nsteps:\n";
+  for (const auto& step : s.program.steps) {
+    switch (step.kind) {
+      case Step::Kind::Extern: {
+        const GraphOp& op = g.ops[static_cast<size_t>(step.index)];
+        out += fmt::format("  extern {} -> %{}\n", op.name, op.outputs.empty() ? -1 : op.outputs[0]);
+        break;
+      }
+      case Step::Kind::Kernel: {
+        const Kernel& k = s.program.kernels[static_cast<size_t>(step.index)];
+        out += fmt::format("  kernel {}\n", k.name);
+        break;
+      }
+      case Step::Kind::Window: out += fmt::format("  kernel {}\n", s.program.window_kernels[static_cast<size_t>(step.index)].name); break;
+      case Step::Kind::Onednn: {
+        const OnednnConv& c = s.program.onednn_convs[static_cast<size_t>(step.index)];
+        const OnednnConvolution& p = *s.onednn[static_cast<size_t>(step.index)];
+        std::vector<std::string> ops{g.ops[static_cast<size_t>(c.op)].name};
+        for (int op : c.post_ops) ops.push_back(g.ops[static_cast<size_t>(op)].name);
+        std::string residual = c.residual_slot < 0 ? ""
+                               : fmt::format(" + %{} {}{}", c.residual_slot, value_layout_name(c.residual_layout),
+                                             c.residual_in_place ? " (written over)" : "");
+        out += fmt::format("  onednn {} [{}]: %{} {} ({}){} -> %{} {} ({})\n", c.name, fmt::join(ops, ", "), c.input_slot,
+                           value_layout_name(c.input_layout), p.input_format(), residual, c.output_slot,
+                           value_layout_name(c.output_layout), p.output_format());
+        break;
+      }
+    }
+  }
+  out += "\nkernels:\n";
+  for (const auto& k : s.program.kernels) out += to_string(k);
+  return out;
+}
+
+// TCPROF_LOGS=perf_hints: each distinct hint of a graph once, with the user line of its first op
+// and how many ops share it (a transformer's blocks repeat the same fallback op).
+void log_hints(const std::vector<PerfHint>& hints) {
+  if (!log_enabled(LogChannel::PerfHints)) return;
+  std::vector<std::pair<const PerfHint*, int>> distinct;
+  for (const auto& h : hints) {
+    auto same = std::find_if(distinct.begin(), distinct.end(), [&](const auto& d) {
+      return d.first->kind == h.kind && d.first->message == h.message;
+    });
+    if (same != distinct.end()) ++same->second;
+    else distinct.emplace_back(&h, 1);
+  }
+  for (const auto& [h, count] : distinct) {
+    std::string where = h->loc.known() ? fmt::format(" at {}:{}", h->loc.file, h->loc.line) : "";
+    std::string times = count > 1 ? fmt::format(" ({} ops in this graph)", count) : "";
+    log(LogChannel::PerfHints, "perf hint ({}): {}{}{}", h->kind, h->message, where, times);
+  }
+}
+
+PerfHint hint(std::string kind, const GraphOp* op, std::string message) {
+  PerfHint h;
+  h.kind = std::move(kind);
+  h.message = std::move(message);
+  if (op) {
+    h.op = op->name;
+    h.loc = op->loc;
+  }
+  return h;
+}
+
+void summarize(const CapturedGraph& g, const ScheduledProgram& s, CompileReport& report) {
+  report.kernels = static_cast<int>(s.program.kernels.size());
+  report.window_kernels = static_cast<int>(s.program.window_kernels.size());
+  for (const auto& k : s.program.kernels) {
+    report.fused_ops += static_cast<int>(k.ops.size());
+    report.kernel_groups.push_back(fmt::format("{}: {}", k.name, fmt::join(k.op_names, ", ")));
+  }
+  for (const auto& k : s.program.window_kernels) {
+    std::vector<std::string> ops;
+    for (int op : covered_ops(k)) ops.push_back(g.ops[static_cast<size_t>(op)].name);
+    report.kernel_groups.push_back(fmt::format("{}: {}", k.name, fmt::join(ops, ", ")));
+    if (k.generated()) {
+      report.fused_ops += static_cast<int>(ops.size());
+    } else {  // a BLAS / oneDNN call: extern, not a generated kernel
+      --report.window_kernels;
+      ++report.extern_calls;
+    }
+  }
+  for (const auto& c : s.program.onednn_convs) {
+    std::vector<std::string> ops{g.ops[static_cast<size_t>(c.op)].name};
+    for (int op : c.post_ops) ops.push_back(g.ops[static_cast<size_t>(op)].name);
+    report.kernel_groups.push_back(fmt::format("{}: {}", c.name, fmt::join(ops, ", ")));
+    ++report.extern_calls;  // a oneDNN call; its post-ops are not generated code either
+  }
+  if (!s.program.onednn_convs.empty()) report.layout = layout_report(g, s.program.onednn_convs, s.onednn);
+  std::vector<bool> fallback(g.ops.size(), false);
+  for (const auto& f : s.fallbacks) {
+    fallback[static_cast<size_t>(f.op)] = true;
+    const GraphOp& op = g.ops[static_cast<size_t>(f.op)];
+    report.hints.push_back(hint("fallback_op", &op, fmt::format("{} runs as a LibTorch call: {}", op.name, f.reason)));
+  }
+  for (const auto& step : s.program.steps) {
+    if (step.kind != Step::Kind::Extern) continue;
+    if (fallback[static_cast<size_t>(step.index)]) ++report.fallback_calls;
+    else ++report.extern_calls;
+  }
+}
+
+
+}  // namespace tcprof

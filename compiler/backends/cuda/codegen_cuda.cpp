@@ -1,0 +1,360 @@
+#include "compiler/backends/cuda/codegen_cuda.h"
+
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "compiler/backends/cpp/lower/kernel_levels.h"
+#include "core/sha256.h"
+
+namespace tcprof {
+namespace {
+
+// Bool is stored as bytes, as LibTorch stores it.
+const char* storage_type(ElemType t) { return t == ElemType::Bool ? "uint8_t" : c_type(t); }
+
+std::string float_bits(double v, ElemType t) {
+  if (t == ElemType::F32) {
+    float f = static_cast<float>(v);
+    uint32_t bits = 0;
+    std::memcpy(&bits, &f, sizeof bits);
+    return fmt::format("__int_as_float(0x{:08x})", bits);
+  }
+  uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  return fmt::format("__longlong_as_double(0x{:016x}LL)", bits);
+}
+
+std::string literal(double v, ElemType t) {
+  switch (t) {
+    case ElemType::Bool: return v != 0 ? "true" : "false";
+    case ElemType::I64: return fmt::format("INT64_C({})", static_cast<int64_t>(v));
+    case ElemType::I32: return fmt::format("{}", static_cast<int32_t>(v));
+    case ElemType::F32:
+    case ElemType::F64:
+      if (!std::isfinite(v)) return float_bits(v, t);
+      return t == ElemType::F32 ? fmt::format("{:#.9g}f", static_cast<float>(v)) : fmt::format("{:#.17g}", v);
+  }
+  return "0";
+}
+
+// The identity a reduction starts from.
+std::string reduction_init(ExprOp op, ElemType t) {
+  if (op == ExprOp::ReduceSum) return literal(0, t);
+  const bool max = op == ExprOp::ReduceMax;
+  switch (t) {
+    case ElemType::F32:
+    case ElemType::F64: return literal(max ? -INFINITY : INFINITY, t);
+    case ElemType::I64: return max ? "(-INT64_C(9223372036854775807) - 1)" : "INT64_C(9223372036854775807)";
+    case ElemType::I32: return max ? "(-2147483647 - 1)" : "2147483647";
+    case ElemType::Bool: return max ? "false" : "true";
+  }
+  return "0";
+}
+
+class CudaKernelWriter {
+ public:
+  explicit CudaKernelWriter(const Kernel& k) : k_(k), levels_(kernel_levels(k)) {}
+
+  std::string write(const std::string& name) const {
+    const int R = k_.rank;
+    const size_t NI = std::max<size_t>(k_.inputs.size(), 1), NO = std::max<size_t>(k_.outputs.size(), 1);
+    std::string s = fmt::format("// {}\nextern \"C\" __global__ void __launch_bounds__(1024) {}(const tc_params<{}, {}, {}> p) {{\n",
+                                fmt::join(k_.op_names, ", "), name, NI, NO, R);
+    for (size_t i = 0; i < k_.inputs.size(); ++i) {
+      s += fmt::format("  const {0}* __restrict__ in{1} = static_cast<const {0}*>(p.in[{1}]);\n", storage_type(k_.inputs[i].type), i);
+    }
+    for (size_t i = 0; i < k_.outputs.size(); ++i) {
+      s += fmt::format("  {0}* __restrict__ out{1} = static_cast<{0}*>(p.out[{1}]);\n", storage_type(out_type(i)), i);
+    }
+    s += k_.kind == KernelKind::Row ? row_body(R) : pointwise_body(R);
+    s += "}\n";
+    return s;
+  }
+
+ private:
+  ElemType out_type(size_t i) const { return k_.nodes[static_cast<size_t>(k_.outputs[i].expr)].type; }
+
+  // Each input's element offset for the multi-index of `flat` over dims [0, dims).
+  std::string offsets(int R, int dims, const char* flat, const std::string& indent) const {
+    std::string s = fmt::format("{}int64_t rem = {};\n", indent, flat);
+    for (size_t i = 0; i < k_.inputs.size(); ++i) s += fmt::format("{}int64_t b{} = 0;\n", indent, i);
+    for (int d = dims - 1; d >= 0; --d) {
+      s += fmt::format("{}{{ const int64_t ix = rem % p.sz[{}]; rem /= p.sz[{}];", indent, d, d);
+      for (size_t i = 0; i < k_.inputs.size(); ++i) s += fmt::format(" b{} += ix * p.st[{}];", i, static_cast<int>(i) * R + d);
+      s += " }\n";
+    }
+    s += indent + "(void)rem;\n";
+    return s;
+  }
+
+  // The element `j` of row-scope input pointers (row kernels) or the element at offset b (pointwise).
+  std::string load(int input, const char* j) const {
+    const KernelInput& in = k_.inputs[static_cast<size_t>(input)];
+    std::string e;
+    if (j == nullptr) e = fmt::format("in{0}[b{0}]", input);
+    else if (in.inner == InnerStride::Broadcast) e = fmt::format("r{}[0]", input);
+    else if (in.inner == InnerStride::Strided) e = fmt::format("r{0}[{1} * s{0}]", input, j);
+    else e = fmt::format("r{}[{}]", input, j);
+    return in.type == ElemType::Bool ? "(" + e + " != 0)" : e;
+  }
+
+  std::string node_expr(size_t i, const char* j) const {
+    const ExprNode& n = k_.nodes[i];
+    const char* T = c_type(n.type);
+    const bool fp = is_floating(n.type);
+    const bool f32 = n.type == ElemType::F32;
+    auto a = [&](size_t idx) { return fmt::format("t{}", n.args[idx]); };
+    // f32 and f64 math by name (NVRTC's and libm's float functions carry an f suffix).
+    auto fn = [&](const char* base) { return fmt::format("{}{}({})", base, f32 ? "f" : "", a(0)); };
+    switch (n.op) {
+      case ExprOp::Load: return load(n.input, j);
+      case ExprOp::Const: return literal(n.value, n.type);
+      case ExprOp::RowLen: return fmt::format("static_cast<{}>(inner)", T);
+      case ExprOp::Cast: return fmt::format("static_cast<{}>({})", T, a(0));
+      case ExprOp::Neg: return fmt::format("(-{})", a(0));
+      case ExprOp::Abs: return fp ? fn("fabs") : fmt::format("({0} < 0 ? -{0} : {0})", a(0));
+      case ExprOp::Exp: return fn("exp");
+      case ExprOp::Log: return fn("log");
+      case ExprOp::Sqrt: return fn("sqrt");
+      case ExprOp::Rsqrt: return fmt::format("(static_cast<{}>(1) / {})", T, fn("sqrt"));
+      case ExprOp::Tanh: return fn("tanh");
+      case ExprOp::Erf: return fn("erf");
+      // LibTorch's CUDA GELU: 0.5 * (1 + erf(x / sqrt 2)) in the value's type.
+      case ExprOp::NormCdf:
+        return f32 ? fmt::format("(0.5f * (1.0f + erff({} * 0.707106781186547524f)))", a(0))
+                   : fmt::format("(0.5 * (1.0 + erf({} * 0.70710678118654752440)))", a(0));
+      case ExprOp::Sigmoid: return fmt::format("(static_cast<{0}>(1) / (static_cast<{0}>(1) + exp{1}(-{2})))", T, f32 ? "f" : "", a(0));
+      case ExprOp::Sin: return fn("sin");
+      case ExprOp::Cos: return fn("cos");
+      case ExprOp::Floor: return fn("floor");
+      case ExprOp::Ceil: return fn("ceil");
+      case ExprOp::Round: return fn("rint");  // half to even, as nearbyint and torch.round
+      case ExprOp::Recip: return fmt::format("(static_cast<{}>(1) / {})", T, a(0));
+      case ExprOp::Not: return fmt::format("(!{})", a(0));
+      case ExprOp::Add: return fmt::format("({} + {})", a(0), a(1));
+      case ExprOp::Sub: return fmt::format("({} - {})", a(0), a(1));
+      case ExprOp::Mul: return fmt::format("({} * {})", a(0), a(1));
+      case ExprOp::Div: return fmt::format("({} / {})", a(0), a(1));
+      case ExprOp::Max: return fmt::format("tc_max<{}>({}, {})", T, a(0), a(1));
+      case ExprOp::Min: return fmt::format("tc_min<{}>({}, {})", T, a(0), a(1));
+      case ExprOp::Pow:
+        return f32 ? fmt::format("powf({}, {})", a(0), a(1))
+                   : fmt::format("static_cast<{}>(pow(static_cast<double>({}), static_cast<double>({})))", T, a(0), a(1));
+      case ExprOp::Eq: return fmt::format("({} == {})", a(0), a(1));
+      case ExprOp::Ne: return fmt::format("({} != {})", a(0), a(1));
+      case ExprOp::Lt: return fmt::format("({} < {})", a(0), a(1));
+      case ExprOp::Le: return fmt::format("({} <= {})", a(0), a(1));
+      case ExprOp::Gt: return fmt::format("({} > {})", a(0), a(1));
+      case ExprOp::Ge: return fmt::format("({} >= {})", a(0), a(1));
+      case ExprOp::And: return fmt::format("({} && {})", a(0), a(1));
+      case ExprOp::Or: return fmt::format("({} || {})", a(0), a(1));
+      case ExprOp::Where: return fmt::format("({} ? {} : {})", a(0), a(1), a(2));
+      // One rounding: eager's add/sub with alpha on the GPU fuses it too. An operand may be a
+      // wider accumulator (a row's double sum), rounded to T as eager's tensor of it is.
+      case ExprOp::Fma:
+        return fp ? fmt::format("fma{}(static_cast<{}>({}), static_cast<{}>({}), static_cast<{}>({}))", f32 ? "f" : "", T, a(0), T, a(1), T, a(2))
+                  : fmt::format("({} * {} + {})", a(0), a(1), a(2));
+      case ExprOp::ReduceSum:
+      case ExprOp::ReduceMax:
+      case ExprOp::ReduceMin: break;  // accumulators, written by the row phases
+    }
+    return "0";
+  }
+
+  void emit(const std::vector<int>& roots, std::vector<bool>& defined, std::string& s, const std::string& indent,
+            const char* j, bool stop_at_uniform) const {
+    for (int n : nodes_needed(k_, levels_, roots, defined, stop_at_uniform)) {
+      s += fmt::format("{}const {} t{} = {};\n", indent, c_type(k_.nodes[static_cast<size_t>(n)].type), n,
+                       node_expr(static_cast<size_t>(n), j));
+      defined[static_cast<size_t>(n)] = true;
+    }
+  }
+
+  std::string pointwise_body(int R) const {
+    std::string s = "  int64_t total = 1;\n";
+    for (int d = 0; d < R; ++d) s += fmt::format("  total *= p.sz[{}];\n", d);
+    s += "  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total;\n"
+         "       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {\n";
+    s += offsets(R, R, "e", "    ");
+    std::vector<bool> defined(k_.nodes.size(), false);
+    std::vector<int> roots;
+    for (const auto& o : k_.outputs) roots.push_back(o.expr);
+    emit(roots, defined, s, "    ", nullptr, false);
+    for (size_t i = 0; i < k_.outputs.size(); ++i) s += fmt::format("    out{}[e] = t{};\n", i, k_.outputs[i].expr);
+    s += "  }\n";
+    return s;
+  }
+
+  std::string row_body(int R) const {
+    std::string s = "  __shared__ int64_t tc_partials[32];  // one slot per warp, 8 bytes: any accumulator type\n";
+    s += fmt::format("  const int64_t inner = p.sz[{}];\n  int64_t outer = 1;\n", R - 1);
+    for (int d = 0; d < R - 1; ++d) s += fmt::format("  outer *= p.sz[{}];\n", d);
+    s += "  for (int64_t o = blockIdx.x; o < outer; o += gridDim.x) {\n";
+    s += offsets(R, R - 1, "o", "    ");
+    for (size_t i = 0; i < k_.inputs.size(); ++i) {
+      s += fmt::format("    const {0}* __restrict__ r{1} = in{1} + b{1};\n", storage_type(k_.inputs[i].type), i);
+      if (k_.inputs[i].inner == InnerStride::Strided) s += fmt::format("    const int64_t s{} = p.st[{}];\n", i, static_cast<int>(i) * R + R - 1);
+    }
+    std::vector<bool> reuse = outputs_divided_in_place(k_, levels_);
+    for (size_t i = 0; i < k_.outputs.size(); ++i) {
+      if (!k_.outputs[i].per_row) s += fmt::format("    {}* __restrict__ q{} = out{} + o * inner;\n", storage_type(out_type(i)), i, i);
+    }
+    std::vector<bool> defined(k_.nodes.size(), false);
+    for (int L = 1; L <= levels_.max_level; ++L) {
+      std::vector<int> reductions = levels_.reductions_at(L), args;
+      for (int r : reductions) args.push_back(k_.nodes[static_cast<size_t>(r)].args[0]);
+      emit(uniform_leaves(k_, levels_, args, defined), defined, s, "    ", "0", false);
+      for (int r : reductions) {
+        const ExprNode& n = k_.nodes[static_cast<size_t>(r)];
+        const bool wide = sum_accumulates_in_double(k_, r);  // the accumulation rule (kernel_levels.h)
+        s += fmt::format("    {} t{} = {};\n", wide ? "double" : c_type(n.type), r, wide ? "0.0" : reduction_init(n.op, n.type));
+      }
+      s += "    for (int64_t j = threadIdx.x; j < inner; j += blockDim.x) {\n";
+      std::vector<bool> in_loop = defined;
+      emit(args, in_loop, s, "      ", "j", true);
+      for (int r : reductions) {
+        const ExprNode& n = k_.nodes[static_cast<size_t>(r)];
+        s += fmt::format("      t{0} = {1}<decltype(t{0})>(t{0}, t{2});\n", r, combine(n.op), n.args[0]);
+      }
+      if (L == levels_.max_level) {
+        for (size_t i = 0; i < k_.outputs.size(); ++i) {
+          if (reuse[i]) s += fmt::format("      q{}[j] = t{};\n", i, k_.nodes[static_cast<size_t>(k_.outputs[i].expr)].args[0]);
+        }
+      }
+      s += "    }\n";
+      for (int r : reductions) {
+        s += fmt::format("    t{0} = tc_block_reduce(t{0}, tc_partials, {1}<decltype(t{0})>);\n", r, combine(k_.nodes[static_cast<size_t>(r)].op));
+        defined[static_cast<size_t>(r)] = true;
+      }
+    }
+    std::vector<int> element_roots, row_roots, reused;
+    for (size_t i = 0; i < k_.outputs.size(); ++i) {
+      const KernelOutput& o = k_.outputs[i];
+      if (o.per_row) row_roots.push_back(o.expr);
+      else if (reuse[i]) reused.push_back(k_.nodes[static_cast<size_t>(o.expr)].args[1]);
+      else element_roots.push_back(o.expr);
+    }
+    if (!element_roots.empty() || !reused.empty()) {
+      std::vector<int> uniform_roots = element_roots;
+      uniform_roots.insert(uniform_roots.end(), reused.begin(), reused.end());
+      emit(uniform_leaves(k_, levels_, uniform_roots, defined), defined, s, "    ", "0", false);
+      // A softmax's stored e is read back by the thread that wrote it (same j), so no barrier.
+      s += "    for (int64_t j = threadIdx.x; j < inner; j += blockDim.x) {\n";
+      std::vector<bool> in_loop = defined;
+      emit(element_roots, in_loop, s, "      ", "j", true);
+      for (size_t i = 0; i < k_.outputs.size(); ++i) {
+        const KernelOutput& o = k_.outputs[i];
+        if (o.per_row) continue;
+        if (reuse[i]) s += fmt::format("      q{0}[j] = q{0}[j] / t{1};\n", i, k_.nodes[static_cast<size_t>(o.expr)].args[1]);
+        else s += fmt::format("      q{}[j] = t{};\n", i, o.expr);
+      }
+      s += "    }\n";
+    }
+    if (!row_roots.empty()) {
+      emit(row_roots, defined, s, "    ", "0", false);
+      s += "    if (threadIdx.x == 0) {\n";
+      for (size_t i = 0; i < k_.outputs.size(); ++i) {
+        if (k_.outputs[i].per_row) s += fmt::format("      out{}[o] = t{};\n", i, k_.outputs[i].expr);
+      }
+      s += "    }\n";
+    }
+    s += "  }\n";
+    return s;
+  }
+
+  // The reduction's combining function (the prelude's; NaN handling as the cpp backend's loops).
+  static const char* combine(ExprOp op) {
+    return op == ExprOp::ReduceSum ? "tc_add" : op == ExprOp::ReduceMax ? "tc_greater" : "tc_less";
+  }
+
+  const Kernel& k_;
+  KernelLevels levels_;
+};
+
+}  // namespace
+
+const char* cuda_prelude() {
+  return R"PRELUDE(// tcprof CUDA unit
+#ifndef TC_EMULATION
+typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef int int32_t;
+typedef unsigned int uint32_t;
+typedef long long int64_t;
+typedef unsigned long long uint64_t;
+#define INT64_C(c) c##LL
+#endif
+
+// Every kernel's arguments, by value: pointers, the index space's sizes, each input's strides
+// (elements). Every member is 8 bytes, so host and device agree on the layout without padding.
+template <int NI, int NO, int R>
+struct tc_params {
+  const void* in[NI];
+  void* out[NO];
+  int64_t sz[R];
+  int64_t st[NI * R];
+};
+
+template <typename T> __device__ __forceinline__ T tc_max(T a, T b) { return (a > b || a != a) ? a : b; }
+template <typename T> __device__ __forceinline__ T tc_min(T a, T b) { return (a < b || a != a) ? a : b; }
+// Reduction steps, as the cpp backend's loops take them (a row max skips NaN like its loop does).
+template <typename T> __device__ __forceinline__ T tc_add(T acc, T v) { return acc + v; }
+template <typename T> __device__ __forceinline__ T tc_greater(T acc, T v) { return v > acc ? v : acc; }
+template <typename T> __device__ __forceinline__ T tc_less(T acc, T v) { return v < acc ? v : acc; }
+
+template <typename T> __device__ __forceinline__ T tc_shfl_xor(T v, int lane_mask) { return __shfl_xor_sync(0xffffffffu, v, lane_mask); }
+__device__ __forceinline__ bool tc_shfl_xor(bool v, int lane_mask) { return __shfl_xor_sync(0xffffffffu, static_cast<int>(v), lane_mask) != 0; }
+
+// The block's reduction of one value per thread, returned to every thread: a butterfly within
+// each warp, then every thread combines the warps' partials in warp order (the same order in every
+// thread and every run). blockDim.x is a multiple of 32.
+template <typename T, typename Op>
+__device__ __forceinline__ T tc_block_reduce(T v, int64_t* partials, Op op) {
+  for (int m = 16; m > 0; m >>= 1) v = op(v, tc_shfl_xor(v, m));
+  T* slots = reinterpret_cast<T*>(partials);
+  __syncthreads();  // the slots' last readers are done
+  if ((threadIdx.x & 31) == 0) slots[threadIdx.x >> 5] = v;
+  __syncthreads();
+  T r = slots[0];
+  for (unsigned w = 1; w < (blockDim.x >> 5); ++w) r = op(r, slots[w]);
+  return r;
+}
+
+)PRELUDE";
+}
+
+std::string generate_cuda_kernel(const Kernel& kernel, const std::string& name) { return CudaKernelWriter(kernel).write(name); }
+
+CudaUnit generate_cuda_unit(const LoopProgram& program) {
+  CudaUnit unit;
+  unit.source = cuda_prelude();
+  std::map<std::string, std::string> by_body;  // body with a placeholder name -> symbol
+  for (const auto& k : program.kernels) {
+    std::string body = generate_cuda_kernel(k, "@NAME@");
+    auto it = by_body.find(body);
+    std::string symbol;
+    if (it != by_body.end()) {
+      symbol = it->second;
+    } else {
+      symbol = "tcu_" + sha256_hex(body).substr(0, 16);
+      std::string text = body;
+      for (size_t pos = text.find("@NAME@"); pos != std::string::npos; pos = text.find("@NAME@", pos)) text.replace(pos, 6, symbol);
+      unit.source += text + "\n";
+      by_body.emplace(body, symbol);
+      ++unit.unique_kernels;
+    }
+    CudaKernelSymbol sym;
+    sym.symbol = symbol;
+    sym.inputs = static_cast<int>(k.inputs.size());
+    sym.outputs = static_cast<int>(k.outputs.size());
+    sym.rank = k.rank;
+    sym.row = k.kind == KernelKind::Row;
+    unit.kernels.push_back(sym);
+  }
+  return unit;
+}
+
+}  // namespace tcprof

@@ -1,0 +1,41 @@
+// CUDA C++ generation: one NVRTC translation unit per graph, from the same loop IR the cpp backend
+// prints (lower/loop_ir.h, lower/kernel_levels.h). Every kernel becomes
+//   extern "C" __global__ void NAME(const tc_params<NI, NO, R> p)
+// where tc_params holds the input and output pointers, the index space's sizes and each input's
+// strides in elements (the cpp backend's arguments, in one struct passed by value: cuda_launch.h
+// packs it). Pointwise kernels are grid-stride loops over the flat output; row kernels give each
+// block one row at a time: each reduction phase is a strided loop per thread, a warp-shuffle tree,
+// then the warps' partials combined in shared memory in a fixed order (deterministic for a given
+// block size). The source compiles with NVRTC for a device and, under cuda_emulation.h, with the
+// system C++ compiler for the CPU.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "compiler/backends/cpp/lower/loop_ir.h"
+
+namespace tcprof {
+
+// The fixed start of every CUDA unit: fixed-width types, the parameter struct, device helpers.
+const char* cuda_prelude();
+
+// One kernel's definition with `name` as its symbol.
+std::string generate_cuda_kernel(const Kernel& kernel, const std::string& name);
+
+struct CudaKernelSymbol {
+  std::string symbol;  // extern "C" name in the unit
+  int inputs = 0, outputs = 0, rank = 1;
+  bool row = false;
+};
+
+struct CudaUnit {
+  std::string source;
+  std::vector<CudaKernelSymbol> kernels;  // per program kernel, in order
+  int unique_kernels = 0;                 // after de-duplicating identical bodies
+};
+
+// Window kernels, oneDNN steps and the CPU attention kernel are the cpp backend's; a program for
+// CUDA has extern and kernel steps only (schedule_graph with ScheduleTarget::Cuda).
+CudaUnit generate_cuda_unit(const LoopProgram& program);
+
+}  // namespace tcprof

@@ -1,0 +1,31 @@
+// How a generated CUDA kernel is launched, the same on a device and in emulation: its grid and
+// block from the index space, and its tc_params argument packed as the kernel reads it. No CUDA,
+// no LibTorch.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "compiler/backends/cuda/codegen_cuda.h"
+
+namespace tcprof {
+
+struct LaunchShape {
+  unsigned grid = 1, block = 32;
+};
+
+struct LaunchLimits {
+  unsigned pointwise_block = 256;  // threads per block of a pointwise kernel
+  unsigned max_row_block = 1024;   // a row kernel's block grows with the row up to this
+  unsigned max_grid = 65535;       // kernels loop over the rest (grid-stride)
+};
+
+// Pointwise: enough blocks for one element per thread, up to max_grid. Row: one block per row up
+// to max_grid; threads a power of two from 32 up to the row length (capped).
+LaunchShape launch_shape(const CudaKernelSymbol& kernel, const int64_t* sizes, const LaunchLimits& limits);
+
+// The bytes of tc_params<max(inputs,1), max(outputs,1), rank>: pointers, sizes, strides (one row of
+// `rank` per input), 8 bytes each. Null when it is larger than a kernel argument may be (4 KiB).
+std::vector<uint64_t> pack_params(const CudaKernelSymbol& kernel, const void* const* in, void* const* out,
+                                  const int64_t* sizes, const int64_t* strides);
+
+}  // namespace tcprof

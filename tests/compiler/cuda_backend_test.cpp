@@ -1,0 +1,187 @@
+// The cuda backend without a GPU: every sample's graphs lowered by the shared middle, generated as
+// CUDA, compiled by NVRTC for a device architecture, and run on the CPU through the emulation header
+// against eager LibTorch; the launch arguments as the device reads them; `explain --backend cuda`.
+#include <cstdlib>
+
+#include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
+#include <fmt/format.h>
+
+#include "compiler/backends/cuda/codegen_cuda.h"
+#include "compiler/backends/cuda/cuda_launch.h"
+#include "compiler/toolchain/nvrtc_compiler.h"
+#include "tests/compiler/compiler_test_support.h"
+#include "tests/test_support.h"
+
+namespace tcprof {
+namespace {
+
+using testing::expect_same_output;
+using testing::inputs_for;
+using testing::run_command;
+using testing::sample;
+
+CompileOptions strict_cuda() {
+  CompileOptions o;
+  o.backend = "cuda";
+  o.strict = true;  // a kernel NVRTC or the emulation rejects fails the test
+  o.cuda_arch = "sm_90";
+  return o;
+}
+
+struct Report {
+  int kernels = 0;
+  std::string ir, code;
+};
+
+Report report_of(const CompiledModule& m) {
+  Report t;
+  for (const auto& f : m.frames()) {
+    for (const auto& e : f->entries) {
+      const CompileReport& r = e->compiled->report();
+      EXPECT_FALSE(r.compile_failed) << r.failure;
+      t.kernels += r.kernels;
+      t.ir += r.ir;
+      t.code += r.code;
+    }
+  }
+  return t;
+}
+
+struct SampleCase {
+  const char* model;
+  std::vector<std::string> inputs;
+};
+void PrintTo(const SampleCase& c, std::ostream* os) { *os << c.model; }
+
+class CudaSamples : public ::testing::TestWithParam<SampleCase> {};
+
+// The CUDA program each sample's graphs get, compiled by NVRTC (where the toolkit is) and run in
+// emulation: the same outputs as eager over calls with fresh inputs.
+TEST_P(CudaSamples, MatchesEagerInEmulation) {
+  at::NoGradGuard no_grad;
+  const SampleCase& c = GetParam();
+  CompiledModule m(load_model(sample(c.model)), strict_cuda(), nullptr);
+  CompiledModule reference(load_model(sample(c.model)), strict_cuda(), nullptr);
+  for (int64_t call = 0; call < 2; ++call) {
+    auto in = inputs_for(c.inputs, call);
+    expect_same_output(m.call(in), reference.call_eager(in));
+  }
+  Report r = report_of(m);
+  EXPECT_GT(r.kernels, 0) << r.ir;
+  if (NvrtcCompiler::available()) EXPECT_NE(r.ir.find("CUBIN for sm_90"), std::string::npos) << r.ir.substr(0, 400);
+}
+
+INSTANTIATE_TEST_SUITE_P(EverySample, CudaSamples,
+                         ::testing::Values(SampleCase{"gpt_tiny", {"i64[2,16](0,512)"}}, SampleCase{"cnn", {"f32[2,3,32,32]"}},
+                                           SampleCase{"submodule_break", {"f32[4,8]"}},
+                                           SampleCase{"gate_base", {"f32[4,8]"}}),
+                         [](const auto& info) { return std::string(info.param.model); });
+
+// Row kernels reduce with a warp butterfly and the warps' partials in shared memory: the result
+// must not depend on the block size (one warp, two, four).
+TEST(CudaBackend, RowKernelsGiveTheSameResultForEveryBlockSize) {
+  at::NoGradGuard no_grad;
+  auto in = inputs_for({"i64[2,16](0,512)"}, 0);
+  CompiledModule reference(load_model(sample("gpt_tiny")), strict_cuda(), nullptr);
+  c10::IValue eager = reference.call_eager(in);
+  for (const char* block : {"32", "64", "128"}) {
+    setenv("TCPROF_CUDA_EMULATION_BLOCK", block, 1);
+    CompiledModule m(load_model(sample("gpt_tiny")), strict_cuda(), nullptr);
+    SCOPED_TRACE(fmt::format("block {}", block));
+    expect_same_output(m.call(in), eager);
+  }
+  unsetenv("TCPROF_CUDA_EMULATION_BLOCK");
+}
+
+// One accumulation rule for every backend (kernel_levels.h): the layer norm's f32 sums in double,
+// softmax's denominator in float.
+TEST(CudaBackend, RowSumsFollowTheAccumulationRule) {
+  at::NoGradGuard no_grad;
+  CompiledModule m(load_model(sample("gpt_tiny")), strict_cuda(), nullptr);
+  m.call(inputs_for({"i64[2,16](0,512)"}, 0));
+  Report r = report_of(m);
+  EXPECT_NE(r.code.find("double t"), std::string::npos) << "a layer norm's sum accumulates in double";
+  EXPECT_NE(r.code.find("float t"), std::string::npos);
+  EXPECT_NE(r.code.find("tc_block_reduce"), std::string::npos);
+}
+
+// The argument block is tc_params<NI, NO, R> as the device reads it: pointers, sizes, then each
+// input's strides, 8 bytes each; too large for a kernel argument, nothing (the ops run through
+// LibTorch).
+TEST(CudaLaunch, ParamsArePackedAsTheKernelReadsThem) {
+  CudaKernelSymbol k;
+  k.inputs = 2;
+  k.outputs = 1;
+  k.rank = 2;
+  float a = 0, b = 0, c = 0;
+  const void* in[] = {&a, &b};
+  void* out[] = {&c};
+  const int64_t sizes[] = {3, 5};
+  const int64_t strides[] = {5, 1, 0, 1};
+  std::vector<uint64_t> p = pack_params(k, in, out, sizes, strides);
+  ASSERT_EQ(p.size(), 2u + 1u + 2u + 4u);
+  EXPECT_EQ(p[0], reinterpret_cast<uint64_t>(&a));
+  EXPECT_EQ(p[1], reinterpret_cast<uint64_t>(&b));
+  EXPECT_EQ(p[2], reinterpret_cast<uint64_t>(&c));
+  EXPECT_EQ(p[3], 3u);
+  EXPECT_EQ(p[4], 5u);
+  EXPECT_EQ(p[5], 5u);
+  EXPECT_EQ(p[8], 1u);
+  k.inputs = 60;
+  k.rank = 8;
+  std::vector<const void*> many(60, &a);
+  std::vector<int64_t> many_strides(60 * 8, 1), many_sizes(8, 2);
+  EXPECT_TRUE(pack_params(k, many.data(), out, many_sizes.data(), many_strides.data()).empty());
+}
+
+TEST(CudaLaunch, RowBlocksGrowWithTheRowAndGridsAreCapped) {
+  CudaKernelSymbol row;
+  row.row = true;
+  row.rank = 2;
+  const int64_t small[] = {100000, 20}, wide[] = {4, 5000};
+  LaunchShape s = launch_shape(row, small, LaunchLimits{});
+  EXPECT_EQ(s.block, 32u);
+  EXPECT_EQ(s.grid, 65535u);
+  s = launch_shape(row, wide, LaunchLimits{});
+  EXPECT_EQ(s.block, 1024u);
+  EXPECT_EQ(s.grid, 4u);
+  CudaKernelSymbol pointwise;
+  pointwise.rank = 1;
+  const int64_t n[] = {1000};
+  s = launch_shape(pointwise, n, LaunchLimits{});
+  EXPECT_EQ(s.block, 256u);
+  EXPECT_EQ(s.grid, 4u);
+}
+
+TEST(CudaBackend, NvrtcRejectsABadArchitectureWithAUsageError) {
+  if (!NvrtcCompiler::available()) GTEST_SKIP() << "no NVRTC here";
+  try {
+    NvrtcCompiler::shared().compile("extern \"C\" __global__ void k() {}", "compute-90");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Usage);
+    EXPECT_NE(std::string(e.what()).find("sm_90"), std::string::npos);
+  }
+  EXPECT_TRUE(valid_cuda_arch("sm_90"));
+  EXPECT_TRUE(valid_cuda_arch("sm_90a"));
+  EXPECT_FALSE(valid_cuda_arch("sm90"));
+}
+
+// Without a GPU a user reads the CUDA program each graph would get, compiled for the named device.
+TEST(CudaBackendCli, ExplainPrintsTheCudaProgramCompiledForTheArchitecture) {
+  auto r = run_command(fmt::format("{} explain {} --input 'i64[2,16](0,512)' --backend cuda --arch sm_80 --db none", TCPROF_BIN,
+                                   sample("gpt_tiny")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Generated CUDA code of graph"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("__global__"), std::string::npos);
+  if (NvrtcCompiler::available()) EXPECT_NE(r.output.find("CUBIN for sm_80"), std::string::npos) << r.output;
+  auto bad = run_command(fmt::format("{} explain {} --input 'i64[2,16](0,512)' --backend cuda --arch 90 --db none", TCPROF_BIN,
+                                     sample("gpt_tiny")),
+                         /*merge_stderr=*/true);
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("sm_XY"), std::string::npos) << bad.output;
+}
+
+}  // namespace
+}  // namespace tcprof
