@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "compiler/backends/cpp/passes/graph_passes.h"
 #include "compiler/backends/cpp/run/onednn_convolution.h"
 #include "compiler/backends/cpp/schedule/plan_onednn_layout.h"
 #include "compiler/frontend/guards.h"
@@ -16,6 +17,15 @@ namespace tcprof {
 
 void log_graph(const char* step, const CapturedGraph& g, int changed) {
   if (log_enabled(LogChannel::Passes)) log(LogChannel::Passes, "after {} ({} changes):\n{}", step, changed, g.ir());
+}
+
+void run_inference_passes(PassContext& ctx) {
+  const CapturedGraph& g = ctx.graph;
+  log_graph("simplify", g, simplify_graph(ctx));
+  log_graph("functionalize", g, functionalize_inplace(ctx));
+  log_graph("fold_constants", g, fold_constants(ctx));
+  log_graph("fold_batch_norm", g, fold_batch_norm(ctx));
+  log_graph("simplify", g, simplify_graph(ctx));
 }
 
 // Every slot's value for the example inputs: the capture run's, when the frontend kept them, else

@@ -48,6 +48,11 @@ class ReportedGraph : public CompiledGraph {
 // TCPROF_LOGS=passes: the graph after one pass.
 void log_graph(const char* step, const CapturedGraph& g, int changed);
 
+struct PassContext;
+// The graph passes of an inference graph, in order (simplify, functionalize, fold constants, fold
+// batch norm, simplify), each logged.
+void run_inference_passes(PassContext& ctx);
+
 // Every slot's value for the example inputs: the capture run's, when the frontend kept them, else
 // one run of the graph (inputs cloned and the random generator restored, so that the run changes
 // nothing the user can see).

@@ -119,11 +119,7 @@ class CppBackend : public Backend {
     g.capture_values.reset();  // the runner keeps this graph: not the capture's intermediates
     InputBindings bindings(inputs);
     PassContext ctx{g, examples, bindings};
-    log_graph("simplify", g, simplify_graph(ctx));
-    log_graph("functionalize", g, functionalize_inplace(ctx));
-    log_graph("fold_constants", g, fold_constants(ctx));
-    log_graph("fold_batch_norm", g, fold_batch_norm(ctx));
-    log_graph("simplify", g, simplify_graph(ctx));
+    run_inference_passes(ctx);
     // 2. Lower: decide per op (kernel expression, extern call or fallback).
     phase.begin("lower");
     LowerContext lower{examples, bindings};

@@ -79,11 +79,7 @@ class CudaBackend : public Backend {
     g.capture_values.reset();
     InputBindings bindings(inputs);
     PassContext ctx{g, examples, bindings};
-    log_graph("simplify", g, simplify_graph(ctx));
-    log_graph("functionalize", g, functionalize_inplace(ctx));
-    log_graph("fold_constants", g, fold_constants(ctx));
-    log_graph("fold_batch_norm", g, fold_batch_norm(ctx));
-    log_graph("simplify", g, simplify_graph(ctx));
+    run_inference_passes(ctx);
     // 2. Lower and 3. schedule: the device-neutral middle, without the CPU's planners.
     phase.begin("lower");
     LowerContext lower{examples, bindings};

@@ -245,13 +245,7 @@ class KernelWriter {
       s += "    }\n";
       for (int r : reductions) defined[static_cast<size_t>(r)] = true;
     }
-    std::vector<int> element_roots, row_roots, reused;
-    for (size_t i = 0; i < k_.outputs.size(); ++i) {
-      const KernelOutput& o = k_.outputs[i];
-      if (o.per_row) row_roots.push_back(o.expr);
-      else if (reuse[i]) reused.push_back(k_.nodes[static_cast<size_t>(o.expr)].args[1]);
-      else element_roots.push_back(o.expr);
-    }
+    const auto [element_roots, row_roots, reused] = row_output_roots(k_, reuse);
     if (!element_roots.empty() || !reused.empty()) {
       std::vector<int> uniform_roots = element_roots;
       uniform_roots.insert(uniform_roots.end(), reused.begin(), reused.end());

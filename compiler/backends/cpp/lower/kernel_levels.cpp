@@ -111,4 +111,15 @@ std::vector<bool> outputs_divided_in_place(const Kernel& k, const KernelLevels& 
   return reuse;
 }
 
+RowOutputRoots row_output_roots(const Kernel& k, const std::vector<bool>& divided_in_place) {
+  RowOutputRoots r;
+  for (size_t i = 0; i < k.outputs.size(); ++i) {
+    const KernelOutput& o = k.outputs[i];
+    if (o.per_row) r.per_row.push_back(o.expr);
+    else if (divided_in_place[i]) r.divisors.push_back(k.nodes[static_cast<size_t>(o.expr)].args[1]);
+    else r.element.push_back(o.expr);
+  }
+  return r;
+}
+
 }  // namespace tcprof

@@ -47,4 +47,11 @@ bool sum_accumulates_in_double(const Kernel& k, int sum_node);
 // summing and divide in place afterwards instead of computing e twice.
 std::vector<bool> outputs_divided_in_place(const Kernel& k, const KernelLevels& levels);
 
+// A row kernel's outputs after its last reduction phase, by how they are written: element outputs
+// (their expression roots), per-row outputs, and the sums softmax-shaped outputs are divided by.
+struct RowOutputRoots {
+  std::vector<int> element, per_row, divisors;
+};
+RowOutputRoots row_output_roots(const Kernel& k, const std::vector<bool>& divided_in_place);
+
 }  // namespace tcprof
