@@ -176,6 +176,15 @@ TEST(CudaBackendCli, ExplainPrintsTheCudaProgramCompiledForTheArchitecture) {
   EXPECT_NE(r.output.find("Generated CUDA code of graph"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("__global__"), std::string::npos);
   if (NvrtcCompiler::available()) EXPECT_NE(r.output.find("CUBIN for sm_80"), std::string::npos) << r.output;
+  // A second process takes the CUBIN from the cache instead of running NVRTC.
+  if (NvrtcCompiler::available()) {
+    testing::TempDir cache;
+    const std::string cmd = fmt::format("TCPROF_CACHE_DIR={} {} explain {} --input 'i64[2,16](0,512)' --backend cuda --db none",
+                                        cache.path().string(), TCPROF_BIN, sample("gpt_tiny"));
+    auto cold = run_command(cmd), warm = run_command(cmd);
+    EXPECT_NE(cold.output.find("compiled in"), std::string::npos) << cold.output;
+    EXPECT_NE(warm.output.find("from the cache"), std::string::npos) << warm.output;
+  }
   auto bad = run_command(fmt::format("{} explain {} --input 'i64[2,16](0,512)' --backend cuda --arch 90 --db none", TCPROF_BIN,
                                      sample("gpt_tiny")),
                          /*merge_stderr=*/true);

@@ -20,6 +20,7 @@
 #include "compiler/backends/cuda/cuda_emulation.h"
 #include "compiler/backends/cuda/cuda_launch.h"
 #include "compiler/frontend/guards.h"
+#include "compiler/toolchain/cubin_cache.h"
 #include "compiler/toolchain/kernel_library.h"
 #include "compiler/toolchain/nvrtc_compiler.h"
 #include "core/error.h"
@@ -104,24 +105,29 @@ class CudaBackend : public Backend {
         phase.begin("nvrtc");
         std::string arch = arch_;
         if (device.is_cuda()) arch = arch.empty() ? CudaDriver::shared().arch(device.index()) : arch;
+        if (arch.empty()) arch = "sm_90";
         std::string why_no_nvrtc;
         std::string cubin;
+        KernelLibraryBuilder& builder = own_compiler_ ? *own_compiler_ : emulation_compiler();
+        bool cubin_hit = true;
         if (device.is_cuda() || NvrtcCompiler::available(&why_no_nvrtc)) {
-          CubinResult r = NvrtcCompiler::shared().compile(unit.source, arch.empty() ? "sm_90" : arch);
+          CachedCubin r = cached_cubin(NvrtcCompiler::shared(), unit.source, arch, builder.cache_dir());
           cubin = std::move(r.cubin);
-          built = fmt::format("CUBIN for {} ({} bytes, NVRTC {}, {:.2f} s)", arch.empty() ? "sm_90" : arch, cubin.size(),
-                              NvrtcCompiler::shared().version(), r.compile_s);
+          cubin_hit = r.cache_hit;
+          built = fmt::format("CUBIN for {} ({} bytes, NVRTC {}, {})", arch, cubin.size(), NvrtcCompiler::shared().version(),
+                              r.cache_hit ? "from the cache" : fmt::format("compiled in {:.2f} s", r.compile_s));
         } else {
           built = "not compiled for a device: " + why_no_nvrtc;
         }
         if (device.is_cuda()) {
           phase.begin("load");
+          report.cache_hit = cubin_hit;
           calls = device_calls(unit, cubin, device);
         } else {
           // 6. Emulation: the same source for the CPU through the system compiler.
           phase.begin("cc");
-          KernelLibraryResult lib = (own_compiler_ ? *own_compiler_ : emulation_compiler()).compile(emulation_source(unit));
-          report.cache_hit = lib.cache_hit;
+          KernelLibraryResult lib = builder.compile(emulation_source(unit));
+          report.cache_hit = lib.cache_hit && cubin_hit;
           library = lib.library;
           calls = emulated_calls(unit, *library);
           built += "; run on the CPU in emulation (cuda_emulation.h)";
