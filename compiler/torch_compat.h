@@ -7,6 +7,9 @@
 #define TCPROF_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
 
+// at::scaled_dot_product_attention with its `scale` argument (2.1): the cuda backend's attention.
+#define TCPROF_HAVE_SDPA TCPROF_TORCH_AT_LEAST(2, 1)
+
 // c10::Allocator::allocate lost its const in 2.3, when copy_data became pure virtual.
 #if TCPROF_TORCH_AT_LEAST(2, 3)
 #define TCPROF_ALLOCATE_CONST

@@ -10,6 +10,7 @@
 #include "compiler/backends/cuda/codegen_cuda.h"
 #include "compiler/backends/cuda/cuda_launch.h"
 #include "compiler/toolchain/nvrtc_compiler.h"
+#include "compiler/torch_compat.h"
 #include "tests/compiler/compiler_test_support.h"
 #include "tests/test_support.h"
 
@@ -69,7 +70,9 @@ TEST_P(CudaSamples, MatchesEagerInEmulation) {
   }
   Report r = report_of(m);
   EXPECT_GT(r.kernels, 0) << r.ir;
-  if (NvrtcCompiler::available()) EXPECT_NE(r.ir.find("CUBIN for sm_90"), std::string::npos) << r.ir.substr(0, 400);
+  if (NvrtcCompiler::available()) {
+    EXPECT_NE(r.ir.find("CUBIN for sm_90"), std::string::npos) << r.ir.substr(0, 400);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(EverySample, CudaSamples,
@@ -104,6 +107,28 @@ TEST(CudaBackend, RowSumsFollowTheAccumulationRule) {
   EXPECT_NE(r.code.find("double t"), std::string::npos) << "a layer norm's sum accumulates in double";
   EXPECT_NE(r.code.find("float t"), std::string::npos);
   EXPECT_NE(r.code.find("tc_block_reduce"), std::string::npos);
+}
+
+// The GPT's attention (matmul, scale, causal mask, softmax, matmul) becomes one
+// scaled_dot_product_attention call with is_causal: flash attention on a GPU. The outputs match
+// eager in MatchesEagerInEmulation/gpt_tiny.
+TEST(CudaBackend, CausalAttentionBecomesOneScaledDotProductAttentionCall) {
+#if TCPROF_HAVE_SDPA
+  at::NoGradGuard no_grad;
+  CompiledModule m(load_model(sample("gpt_tiny")), strict_cuda(), nullptr);
+  m.call(inputs_for({"i64[2,16](0,512)"}, 0));
+  int sdpa = 0;
+  for (const auto& f : m.frames()) {
+    for (const auto& e : f->entries) {
+      for (const auto& g : e->compiled->report().kernel_groups) {
+        if (g.find("_sdpa_causal: aten::matmul") != std::string::npos) ++sdpa;
+      }
+    }
+  }
+  EXPECT_EQ(sdpa, 2) << "one per block of the GPT";
+#else
+  GTEST_SKIP() << "this LibTorch has no scaled_dot_product_attention with a scale (2.1+)";
+#endif
 }
 
 // The argument block is tc_params<NI, NO, R> as the device reads it: pointers, sizes, then each
@@ -175,7 +200,9 @@ TEST(CudaBackendCli, ExplainPrintsTheCudaProgramCompiledForTheArchitecture) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("Generated CUDA code of graph"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("__global__"), std::string::npos);
-  if (NvrtcCompiler::available()) EXPECT_NE(r.output.find("CUBIN for sm_80"), std::string::npos) << r.output;
+  if (NvrtcCompiler::available()) {
+    EXPECT_NE(r.output.find("CUBIN for sm_80"), std::string::npos) << r.output;
+  }
   // A second process takes the CUBIN from the cache instead of running NVRTC.
   if (NvrtcCompiler::available()) {
     testing::TempDir cache;

@@ -96,7 +96,10 @@ struct WindowKernel {
   // Attention: matmul(q, kT) [* or / scale] [masked_fill(constant mask, -inf)] softmax(-1)
   // matmul(., v) as one kernel over blocks of query rows (schedule/plan_attention.h): the scores
   // never go to memory, and key blocks the mask removes from every row of a block are skipped.
-  enum class Kind : uint8_t { DepthwiseConv2d, MaxPool2d, Conv1x1Gemm, MkldnnConv, LinearGemv, LinearGemm, Attention } kind = Kind::DepthwiseConv2d;
+  // ScaledDotProductAttention: the same chain as Attention (the cuda backend's plan), run as one
+  // at::scaled_dot_product_attention call (flash or memory-efficient kernels on a GPU), the mask
+  // as is_causal or as a constant boolean mask.
+  enum class Kind : uint8_t { DepthwiseConv2d, MaxPool2d, Conv1x1Gemm, MkldnnConv, LinearGemv, LinearGemm, Attention, ScaledDotProductAttention } kind = Kind::DepthwiseConv2d;
   bool generated() const { return kind == Kind::DepthwiseConv2d || kind == Kind::MaxPool2d || kind == Kind::Attention; }
   std::string name;
   int op = -1;           // captured-graph op index
@@ -126,6 +129,10 @@ struct WindowKernel {
     // the rows) run as GEMMs around the kernel (run/linear_gemm.h); the weights output is None.
     int heads = 0;
     int proj_weight = -1, proj_bias = -1;
+    // ScaledDotProductAttention: the kept ranges are the causal mask (row i keeps keys [0, i]), or
+    // `keep_mask` is a constant bool [T, S], true where a key takes part (SDPA's attn_mask).
+    bool causal = false;
+    int keep_mask = -1;
   } attention;
   std::vector<int> fused_ops;
 };

@@ -17,6 +17,7 @@
 #include "compiler/backends/cpp/run/linear_gemm.h"
 #include "compiler/frontend/guards.h"
 #include "compiler/backends/cpp/lower/index_space.h"
+#include "compiler/torch_compat.h"
 #include "compiler/toolchain/kernel_library.h"
 #include "core/clock.h"
 #include "core/error.h"
@@ -253,6 +254,7 @@ bool ProgramRunner::run_window_kernel(size_t index, std::vector<c10::IValue>& sl
   if (!v.isTensor()) return false;
   const at::Tensor& x = v.toTensor();
   if (k.kind == WindowKernel::Kind::Attention) return run_attention(index, slots);
+  if (k.kind == WindowKernel::Kind::ScaledDotProductAttention) return run_scaled_dot_product_attention(index, slots);
   if (k.kind == WindowKernel::Kind::LinearGemv || k.kind == WindowKernel::Kind::LinearGemm) {
     if (x.scalar_type() != at::kFloat || x.dim() < 2 || x.size(-1) != k.c || !x.device().is_cpu() ||
         x.layout() != at::kStrided) {
@@ -332,6 +334,41 @@ bool ProgramRunner::run_attention(size_t index, std::vector<c10::IValue>& slots)
   }
   slots[static_cast<size_t>(k.output_slot)] = launch_attention(index, q, kt, v);
   return true;
+}
+
+// One at::scaled_dot_product_attention call for the chain (the cuda backend's plan): kT
+// transposed back to k, the scale as the chain applies it, the mask as is_causal or the kept keys.
+bool ProgramRunner::run_scaled_dot_product_attention(size_t index, std::vector<c10::IValue>& slots) {
+#if TCPROF_HAVE_SDPA
+  const WindowKernel& k = program_.program.window_kernels[index];
+  const WindowKernel::AttentionShape& a = k.attention;
+  const c10::IValue &qv = slots[static_cast<size_t>(k.input_slot)], &ktv = slots[static_cast<size_t>(a.kt_slot)],
+                    &vv = slots[static_cast<size_t>(a.v_slot)];
+  if (!qv.isTensor() || !ktv.isTensor() || !vv.isTensor()) return false;
+  const at::Tensor &q = qv.toTensor(), &kt = ktv.toTensor(), &v = vv.toTensor();
+  const int64_t dim = q.dim();
+  if (kt.dim() != dim || v.dim() != dim || q.size(-2) != a.t || q.size(-1) != a.d || kt.size(-2) != a.d || kt.size(-1) != a.s ||
+      v.size(-2) != a.s || q.scalar_type() != kt.scalar_type() || q.scalar_type() != v.scalar_type() ||
+      q.device() != kt.device() || q.device() != v.device()) {
+    return false;
+  }
+  if (q.sizes().slice(0, dim - 2) != kt.sizes().slice(0, dim - 2) || q.sizes().slice(0, dim - 2) != v.sizes().slice(0, dim - 2)) {
+    return false;
+  }
+  c10::optional<at::Tensor> mask;
+  if (a.keep_mask >= 0) {
+    mask = program_.constants[static_cast<size_t>(a.keep_mask)];
+    if (mask->device() != q.device()) return false;
+  }
+  const double scale = a.divide ? 1.0 / a.scale : a.scale;
+  slots[static_cast<size_t>(k.output_slot)] =
+      at::scaled_dot_product_attention(q, kt.transpose(-2, -1), v, mask, 0.0, a.causal, scale);
+  return true;
+#else
+  (void)index;
+  (void)slots;
+  return false;
+#endif
 }
 
 // The generated attention kernel on checked operands of equal rank (2 to 4); missing batch or

@@ -6,15 +6,19 @@
 #include <ATen/ATen.h>
 
 #include "compiler/backends/cpp/passes/graph_passes.h"
+#include "compiler/torch_compat.h"
 
 namespace tcprof {
 namespace {
 
-// A float32 CPU tensor of rank 2 to 4: [rows, cols], [H, rows, cols] or [B, H, rows, cols].
-bool attention_operand(const c10::IValue& v) {
+// A float32 CPU tensor of rank 2 to 4: [rows, cols], [H, rows, cols] or [B, H, rows, cols]; for
+// SDPA, a floating tensor of those ranks on any device.
+bool attention_operand(const c10::IValue& v, bool sdpa) {
   if (!v.isTensor()) return false;
   const at::Tensor& t = v.toTensor();
-  return t.defined() && t.device().is_cpu() && t.scalar_type() == at::kFloat && !t.is_sparse() && t.dim() >= 2 && t.dim() <= 4;
+  const bool type = sdpa ? (t.scalar_type() == at::kFloat || t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16)
+                         : (t.device().is_cpu() && t.scalar_type() == at::kFloat);
+  return t.defined() && type && !t.is_sparse() && t.dim() >= 2 && t.dim() <= 4;
 }
 
 // A number, or a 0-dim tensor holding one (a Python float becomes either).
@@ -34,8 +38,8 @@ bool scalar_constant(const Arg& a, double* out) {
 
 class AttentionMatcher {
  public:
-  AttentionMatcher(const CapturedGraph& g, const LowerContext& ctx, std::vector<at::Tensor>& constants)
-      : g_(g), ctx_(ctx), constants_(constants) {
+  AttentionMatcher(const CapturedGraph& g, const LowerContext& ctx, std::vector<at::Tensor>& constants, bool sdpa)
+      : g_(g), ctx_(ctx), constants_(constants), sdpa_(sdpa) {
     readers_.resize(static_cast<size_t>(g.num_slots));
     for (size_t i = 0; i < g.ops.size(); ++i) {
       for (int s : slots_read(g.ops[i])) readers_[static_cast<size_t>(s)].push_back(static_cast<int>(i));
@@ -46,7 +50,7 @@ class AttentionMatcher {
 
   AttentionPlan run() {
     for (size_t i = 0; i < g_.ops.size(); ++i) {
-      if (plan_.kernel_of_op[i] < 0 && !try_native_mha(static_cast<int>(i))) try_match(static_cast<int>(i));
+      if (plan_.kernel_of_op[i] < 0 && (sdpa_ || !try_native_mha(static_cast<int>(i)))) try_match(static_cast<int>(i));
     }
     return std::move(plan_);
   }
@@ -79,7 +83,7 @@ class AttentionMatcher {
     }
     int64_t mr = mask.dim() >= 2 ? mask.size(-2) : 1, mc = mask.size(-1);
     if ((mr != 1 && mr != a.t) || (mc != 1 && mc != a.s)) return false;
-    at::Tensor m = mask.reshape({mr, mc}).expand({a.t, a.s}).contiguous();
+    at::Tensor m = mask.reshape({mr, mc}).expand({a.t, a.s}).to(at::kCPU).contiguous();  // read here, wherever it lives
     const bool* p = m.data_ptr<bool>();
     a.keep_lo.assign(static_cast<size_t>(a.t), 0);
     a.keep_hi.assign(static_cast<size_t>(a.t), 0);
@@ -162,7 +166,7 @@ class AttentionMatcher {
     k.kind = WindowKernel::Kind::Attention;
     WindowKernel::AttentionShape& a = k.attention;
     int q = mm1.args[0].slot, kt = mm1.args[1].slot;
-    if (!attention_operand(value(q)) || !attention_operand(value(kt))) return;
+    if (!attention_operand(value(q), sdpa_) || !attention_operand(value(kt), sdpa_)) return;
     const at::Tensor &qt = value(q).toTensor(), &ktt = value(kt).toTensor();
     if (qt.dim() != ktt.dim() || qt.sizes().slice(0, qt.dim() - 2) != ktt.sizes().slice(0, ktt.dim() - 2)) return;
     a.t = qt.size(-2), a.d = qt.size(-1), a.s = ktt.size(-1);
@@ -198,7 +202,7 @@ class AttentionMatcher {
     const GraphOp& mm2 = g_.ops[static_cast<size_t>(op)];
     if (!two_slot_matmul(mm2)) return;
     int v = mm2.args[1].slot;
-    if (!attention_operand(value(v)) || !attention_operand(value(mm2.outputs[0]))) return;
+    if (!attention_operand(value(v), sdpa_) || !attention_operand(value(mm2.outputs[0]), sdpa_)) return;
     const at::Tensor& vt = value(v).toTensor();
     if (vt.dim() != qt.dim() || vt.sizes().slice(0, vt.dim() - 2) != qt.sizes().slice(0, qt.dim() - 2) ||
         vt.size(-2) != a.s || vt.size(-1) == 0) {
@@ -206,14 +210,16 @@ class AttentionMatcher {
     }
     a.dv = vt.size(-1);
     // The kernel keeps kT and v of one head in a per-thread buffer: up to 16 MB of them.
-    if ((a.d * (a.s + 16) + a.s * (a.dv + 16)) > (int64_t{4} << 20)) return;
+    if (!sdpa_ && (a.d * (a.s + 16) + a.s * (a.dv + 16)) > (int64_t{4} << 20)) return;
     fused.push_back(op);
-    // Every intermediate is float (softmax over a float input), and nothing between the two
+    // Every intermediate has q's type (softmax over a float input), and nothing between the two
     // matmuls writes memory: q and kT are read where the second matmul was.
     for (int f : fused) {
       const c10::IValue& out = value(g_.ops[static_cast<size_t>(f)].outputs[0]);
-      if (!out.isTensor() || out.toTensor().scalar_type() != at::kFloat) return;
+      if (!out.isTensor() || out.toTensor().scalar_type() != qt.scalar_type()) return;
     }
+    if (vt.scalar_type() != qt.scalar_type() || ktt.scalar_type() != qt.scalar_type()) return;
+    if (sdpa_ && !plan_sdpa_mask(a, fused)) return;
     for (int i = first + 1; i < op; ++i) {
       if (!is_pure_op(g_.ops[static_cast<size_t>(i)].name)) return;
     }
@@ -229,9 +235,32 @@ class AttentionMatcher {
     plan_.kernels.push_back(std::move(k));
   }
 
+  // SDPA's mask: none, is_causal (row i keeps [0, i] of a square score matrix), or a constant
+  // boolean mask of the kept keys. False when a row keeps nothing.
+  bool plan_sdpa_mask(WindowKernel::AttentionShape& a, const std::vector<int>& fused) {
+    if (a.keep_lo.empty()) return true;
+    bool causal = a.t == a.s;
+    for (int64_t i = 0; i < a.t; ++i) {
+      const int32_t lo = a.keep_lo[static_cast<size_t>(i)], hi = a.keep_hi[static_cast<size_t>(i)];
+      if (hi <= lo) return false;
+      causal = causal && lo == 0 && hi == i + 1;
+    }
+    a.causal = causal;
+    if (causal) return true;
+    for (int f : fused) {
+      const GraphOp& op = g_.ops[static_cast<size_t>(f)];
+      if (op.name != "aten::masked_fill") continue;
+      const at::Tensor& mask = op.args[1].constant.toTensor();
+      at::Tensor m = mask.reshape({mask.dim() >= 2 ? mask.size(-2) : 1, mask.size(-1)}).expand({a.t, a.s});
+      a.keep_mask = constant(m.logical_not());
+    }
+    return a.keep_mask >= 0;
+  }
+
   const CapturedGraph& g_;
   const LowerContext& ctx_;
   std::vector<at::Tensor>& constants_;
+  const bool sdpa_;
   std::vector<std::vector<int>> readers_;
   std::set<int> outputs_;
   AttentionPlan plan_;
@@ -240,7 +269,22 @@ class AttentionMatcher {
 }  // namespace
 
 AttentionPlan plan_attention(const CapturedGraph& graph, const LowerContext& ctx, std::vector<at::Tensor>& constants) {
-  return AttentionMatcher(graph, ctx, constants).run();
+  return AttentionMatcher(graph, ctx, constants, false).run();
+}
+
+AttentionPlan plan_scaled_dot_product_attention(const CapturedGraph& graph, const LowerContext& ctx,
+                                                std::vector<at::Tensor>& constants) {
+#if TCPROF_HAVE_SDPA
+  AttentionPlan plan = AttentionMatcher(graph, ctx, constants, true).run();
+  for (auto& k : plan.kernels) k.kind = WindowKernel::Kind::ScaledDotProductAttention;
+  return plan;
+#else
+  (void)ctx;
+  (void)constants;
+  AttentionPlan none;
+  none.kernel_of_op.assign(graph.ops.size(), -1);
+  return none;
+#endif
 }
 
 }  // namespace tcprof

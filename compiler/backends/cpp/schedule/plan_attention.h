@@ -22,4 +22,11 @@ struct AttentionPlan {
 // Projection weights of native multi-head attention are appended to `constants`.
 AttentionPlan plan_attention(const CapturedGraph& graph, const LowerContext& ctx, std::vector<at::Tensor>& constants);
 
+// The cuda backend's plan: the same matmul / scale / mask / softmax / matmul chains on any device
+// and in f32, bf16 or f16, each as one ScaledDotProductAttention step (where the LibTorch has it,
+// TCPROF_HAVE_SDPA), when every query row keeps at least one key (an all-masked row is NaN in
+// eager). The causal mask becomes is_causal; another mask a constant boolean one in `constants`.
+AttentionPlan plan_scaled_dot_product_attention(const CapturedGraph& graph, const LowerContext& ctx,
+                                                std::vector<at::Tensor>& constants);
+
 }  // namespace tcprof

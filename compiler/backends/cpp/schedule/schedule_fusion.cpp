@@ -61,7 +61,7 @@ class Scheduler {
       attention_ = plan_attention(g, ctx, out_.constants);
     } else {
       layout_.step_of_op.assign(g.ops.size(), -1);
-      attention_.kernel_of_op.assign(g.ops.size(), -1);
+      attention_ = plan_scaled_dot_product_attention(g, ctx, out_.constants);
     }
   }
 
@@ -274,7 +274,9 @@ class Scheduler {
     for (int s : {k.input_slot, k.attention.kt_slot, k.attention.v_slot}) {
       if (s >= 0 && slot_kernel_[static_cast<size_t>(s)] >= 0) close(slot_kernel_[static_cast<size_t>(s)]);
     }
-    k.name = fmt::format("n{}_{}attention", out_.program.window_kernels.size(), k.attention.heads > 0 ? "multi_head_" : "");
+    k.name = k.kind == WindowKernel::Kind::ScaledDotProductAttention
+                 ? fmt::format("n{}_sdpa{}", out_.program.window_kernels.size(), k.attention.causal ? "_causal" : "")
+                 : fmt::format("n{}_{}attention", out_.program.window_kernels.size(), k.attention.heads > 0 ? "multi_head_" : "");
     out_.program.window_kernels.push_back(std::move(k));
     out_.program.steps.push_back({Step::Kind::Window, static_cast<int>(out_.program.window_kernels.size()) - 1});
   }

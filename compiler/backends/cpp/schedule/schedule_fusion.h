@@ -42,7 +42,8 @@ std::vector<OpLowering> lower_graph_ops(const CapturedGraph& graph, const LowerC
 // What the program is scheduled for. The fusion of pointwise and row kernels is the same for every
 // target; the CPU's planners (oneDNN chains, directly generated convolutions and pools, BLAS
 // linears, the CPU attention kernel) run for Cpu only. For Cuda those ops stay extern steps,
-// LibTorch calls into cuBLAS and cuDNN.
+// LibTorch calls into cuBLAS and cuDNN, and attention chains become one
+// scaled_dot_product_attention call each (plan_attention.h).
 enum class ScheduleTarget : uint8_t { Cpu, Cuda };
 
 ScheduledProgram schedule_graph(const CapturedGraph& graph, const LowerContext& ctx,
