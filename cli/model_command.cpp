@@ -52,6 +52,11 @@ void add_model_options(CLI::App* cmd, ModelOptions& o, bool compile_flags) {
   cmd->add_option("--arch", o.arch,
                   "cuda: the GPU architecture to compile for, e.g. sm_90 (H100), sm_80 (A100); default: the GPU's own, "
                   "sm_90 without one");
+  cmd->add_option("--cuda-graphs", o.cuda_graphs,
+                  "cuda: replay each compiled graph on a GPU as one CUDA graph from its second call (on) or launch "
+                  "its kernels one by one (off)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   cmd->add_flag("--strict", o.strict, "cpp: exit 1 when a graph fails to compile instead of running it eagerly");
   cmd->add_flag("--grad", o.grad,
                 "Run with autograd on: graphs whose parameters require grad compile a forward and a backward graph "
@@ -171,6 +176,7 @@ ModelSession open_model_session(const ModelOptions& o, const std::string& comman
   s.compile.backend = o.backend;
   s.compile.strict = o.strict;
   s.compile.cuda_arch = o.arch;
+  s.compile.cuda_graphs = o.cuda_graphs == "on";
   make_backend(o.backend);  // an unknown name is a usage error before anything is recorded
   if (!o.arch.empty() && o.backend != "cuda") {
     throw Error(ErrorKind::Usage, fmt::format("--arch {} is for --backend cuda (this run uses --backend {})", o.arch, o.backend));

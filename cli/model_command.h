@@ -36,6 +36,7 @@ struct ModelOptions {
   int recompile_limit = 8;
   std::string backend = "cpp";
   std::string arch;     // cuda: the architecture NVRTC compiles for (empty: the GPU's, else sm_90)
+  std::string cuda_graphs = "on";  // cuda: replay compiled graphs on a GPU as CUDA graphs
   bool strict = false;  // cpp: a graph that fails to compile is an error (exit 1), not an eager fallback
   bool grad = false;    // run with autograd on (default: inference, like torch.no_grad)
   std::string profile = "summary";

@@ -10,6 +10,10 @@
 // at::scaled_dot_product_attention with its `scale` argument (2.1): the cuda backend's attention.
 #define TCPROF_HAVE_SDPA TCPROF_TORCH_AT_LEAST(2, 1)
 
+// c10::Stream::native_handle (the cudaStream_t of a CUDA stream): the cuda backend launches its
+// kernels on LibTorch's current stream; before it, on the default stream only.
+#define TCPROF_HAVE_STREAM_NATIVE_HANDLE TCPROF_TORCH_AT_LEAST(2, 2)
+
 // c10::Allocator::allocate lost its const in 2.3, when copy_data became pure virtual.
 #if TCPROF_TORCH_AT_LEAST(2, 3)
 #define TCPROF_ALLOCATE_CONST

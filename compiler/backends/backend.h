@@ -134,12 +134,16 @@ std::unique_ptr<Backend> make_eager_backend();
 // (Error(Check)) instead of falling back to eager.
 // `cache_dir`: empty for the process-wide kernel cache, else a private cache in that directory.
 std::unique_ptr<Backend> make_cpp_backend(bool strict = false, const std::string& cache_dir = "");
+struct CudaOptions {
+  std::string arch;    // the architecture NVRTC compiles for ("sm_90"); empty: the GPU's own, else sm_90
+  bool graphs = true;  // replay each compiled graph on a GPU as one CUDA graph (cuda_graph_replay.h)
+};
+
 // The CUDA code-generating backend (compiler/backends/cuda): a graph on a GPU runs NVRTC-compiled
-// kernels; a graph on the CPU runs the same CUDA source in emulation. `arch`: the architecture
-// NVRTC compiles for ("sm_90"); empty: the GPU's own (sm_90 where there is none).
-std::unique_ptr<Backend> make_cuda_backend(bool strict = false, const std::string& cache_dir = "", const std::string& arch = "");
+// kernels; a graph on the CPU runs the same CUDA source in emulation.
+std::unique_ptr<Backend> make_cuda_backend(bool strict = false, const std::string& cache_dir = "", const CudaOptions& cuda = {});
 // Known backend names for --backend; throws Error(Usage) for others.
 std::unique_ptr<Backend> make_backend(const std::string& name, bool strict = false, const std::string& cache_dir = "",
-                                      const std::string& cuda_arch = "");
+                                      const CudaOptions& cuda = {});
 
 }  // namespace tcprof

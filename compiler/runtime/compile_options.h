@@ -17,7 +17,8 @@ struct CompileOptions {
   std::vector<DimRef> dynamic;  // --dynamic I:D, symbolic from the first compile
   std::string backend = "cpp";
   bool strict = false;  // a graph the cpp backend cannot compile is an error, not an eager fallback
-  std::string cuda_arch;  // cuda backend: NVRTC's target ("sm_90"); empty: the GPU's own
+  std::string cuda_arch;    // cuda backend: NVRTC's target ("sm_90"); empty: the GPU's own
+  bool cuda_graphs = true;  // cuda backend on a GPU: replay compiled graphs as CUDA graphs
   std::string kernel_cache_dir;  // cpp: empty = the process-wide cache (TCPROF_CACHE_DIR); else a
                                  // private one (bench measures cold and warm starts with it)
 };

@@ -88,7 +88,8 @@ CompiledModule::CompiledModule(const LoadedModel& model, CompileOptions options,
       profiler_(profiler),
       program_(model.module, model.method),
       tracer_(program_),
-      backend_(make_backend(options_.backend, options_.strict, options_.kernel_cache_dir, options_.cuda_arch)) {
+      backend_(make_backend(options_.backend, options_.strict, options_.kernel_cache_dir,
+                            CudaOptions{options_.cuda_arch, options_.cuda_graphs})) {
   if (profiler_) {
     guard_key_ = profiler_->key("guard_check", "guard");
     eager_call_key_ = profiler_->key(model.method + " (eager)", "eager");

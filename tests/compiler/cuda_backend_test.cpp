@@ -212,6 +212,12 @@ TEST(CudaBackendCli, ExplainPrintsTheCudaProgramCompiledForTheArchitecture) {
     EXPECT_NE(cold.output.find("compiled in"), std::string::npos) << cold.output;
     EXPECT_NE(warm.output.find("from the cache"), std::string::npos) << warm.output;
   }
+  // Replay as a CUDA graph is for graphs on a GPU; the run says so.
+  EXPECT_NE(r.output.find("CUDA graphs: on a GPU only"), std::string::npos) << r.output;
+  auto bad_graphs = run_command(fmt::format("{} explain {} --input 'i64[2,16](0,512)' --backend cuda --cuda-graphs maybe --db none",
+                                            TCPROF_BIN, sample("gpt_tiny")),
+                                /*merge_stderr=*/true);
+  EXPECT_EQ(bad_graphs.exit_code, 2) << bad_graphs.output;
   auto bad = run_command(fmt::format("{} explain {} --input 'i64[2,16](0,512)' --backend cuda --arch 90 --db none", TCPROF_BIN,
                                      sample("gpt_tiny")),
                          /*merge_stderr=*/true);

@@ -18,8 +18,10 @@
 #include "compiler/backends/cpp/schedule/schedule_fusion.h"
 #include "compiler/backends/cuda/cuda_driver.h"
 #include "compiler/backends/cuda/cuda_emulation.h"
+#include "compiler/backends/cuda/cuda_graph_replay.h"
 #include "compiler/backends/cuda/cuda_launch.h"
 #include "compiler/frontend/guards.h"
+#include "compiler/torch_compat.h"
 #include "compiler/toolchain/cubin_cache.h"
 #include "compiler/toolchain/kernel_library.h"
 #include "compiler/toolchain/nvrtc_compiler.h"
@@ -45,7 +47,7 @@ LaunchLimits emulation_limits() {
 
 class CudaBackend : public Backend {
  public:
-  CudaBackend(bool strict, std::string cache_dir, std::string arch) : strict_(strict), arch_(std::move(arch)) {
+  CudaBackend(bool strict, std::string cache_dir, CudaOptions options) : strict_(strict), options_(std::move(options)) {
     if (!cache_dir.empty()) {
       KernelLibraryOptions o;
       o.cache_dir = cache_dir;
@@ -103,7 +105,7 @@ class CudaBackend : public Backend {
         // 5. NVRTC: a CUBIN for the device's architecture (or --arch); on the CPU, a check that
         // the source the device would get compiles, where NVRTC is installed.
         phase.begin("nvrtc");
-        std::string arch = arch_;
+        std::string arch = options_.arch;
         if (device.is_cuda()) arch = arch.empty() ? CudaDriver::shared().arch(device.index()) : arch;
         if (arch.empty()) arch = "sm_90";
         std::string why_no_nvrtc;
@@ -148,15 +150,22 @@ class CudaBackend : public Backend {
       return eager(captured, profiler, std::move(report));
     }
     phase.end();
-    report.ir = fmt::format("# cuda: {} kernel calls, {} unique kernels, {} ops fused, {} extern, {} fallback; {}\n",
+    // 7. On a GPU, the whole graph replayed as one CUDA graph from its second call.
+    std::string replay = "CUDA graphs: off (--cuda-graphs off)";
+    std::string why_not;
+    if (!device.is_cuda()) replay = "CUDA graphs: on a GPU only";
+    else if (options_.graphs && cuda_graphs_available(&why_not)) replay = "replayed as a CUDA graph from the second call";
+    else if (options_.graphs) replay = "CUDA graphs: not available (" + why_not + ")";
+    report.ir = fmt::format("# cuda: {} kernel calls, {} unique kernels, {} ops fused, {} extern, {} fallback; {}; {}\n",
                             report.kernels, report.unique_kernels, report.fused_ops, report.extern_calls,
-                            report.fallback_calls, built.empty() ? "no generated kernels" : built) +
+                            report.fallback_calls, built.empty() ? "no generated kernels" : built, replay) +
                 report.ir;
     log_hints(report.hints);
     auto runner = std::make_shared<ProgramRunner>(std::move(g), std::move(program), std::move(library), std::move(calls),
                                                   std::vector<KernelFn>{}, profiler, device);
-    return std::make_unique<ReportedGraph>(
-        [runner](const std::vector<c10::IValue>& in, int64_t id) { return runner->run(in, id); }, std::move(report));
+    GraphRun run = [runner](const std::vector<c10::IValue>& in, int64_t id) { return runner->run(in, id); };
+    if (device.is_cuda() && options_.graphs) run = replay_as_cuda_graph(std::move(run), captured.step_prefix.empty() ? "forward" : captured.step_prefix);
+    return std::make_unique<ReportedGraph>(std::move(run), std::move(report));
   }
 
  private:
@@ -195,22 +204,30 @@ class CudaBackend : public Backend {
       CudaFunction fn = module->function(k.symbol);
       calls.emplace_back([module, fn, k, limits, device](const void* const* in, void* const* out, const int64_t* sz,
                                                          const int64_t* st) {
-        // LibTorch's kernels go to the device's current stream; ours to the default stream, so
-        // they are ordered with LibTorch's only while that is the current one.
-        if (!default_stream_is_current(device)) return false;
+        void* stream = nullptr;
+        if (!current_stream(device, &stream)) return false;
         std::vector<uint64_t> params = pack_params(k, in, out, sz, st);
         if (params.empty()) return false;
         LaunchShape shape = launch_shape(k, sz, limits);
-        module->launch(fn, shape.grid, shape.block, params.data(), params.size() * sizeof(uint64_t));
+        module->launch(fn, shape.grid, shape.block, params.data(), stream);
         return true;
       });
     }
     return calls;
   }
 
-  static bool default_stream_is_current(const c10::Device& device) {
-    const c10::impl::DeviceGuardImplInterface* impl = c10::impl::getDeviceGuardImpl(device.type());
-    return impl->getStream(device).id() == 0;
+  // LibTorch's current stream on the device, where its kernels go (a CUDA graph's capture stream
+  // included): ours go there too, so they stay ordered with LibTorch's. Without the stream's
+  // handle (LibTorch before 2.2), only the default stream, and false on any other.
+  static bool current_stream(const c10::Device& device, void** stream) {
+    const c10::Stream current = c10::impl::getDeviceGuardImpl(device.type())->getStream(device);
+#if TCPROF_HAVE_STREAM_NATIVE_HANDLE
+    *stream = current.native_handle();
+    return true;
+#else
+    *stream = nullptr;
+    return current.id() == 0;
+#endif
   }
 
   std::unique_ptr<CompiledGraph> eager(const CapturedGraph& g, CpuProfiler* profiler, CompileReport report) {
@@ -223,14 +240,14 @@ class CudaBackend : public Backend {
   }
 
   bool strict_;
-  std::string arch_;
+  CudaOptions options_;
   std::unique_ptr<KernelLibraryBuilder> own_compiler_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cuda_backend(bool strict, const std::string& cache_dir, const std::string& arch) {
-  return std::make_unique<CudaBackend>(strict, cache_dir, arch);
+std::unique_ptr<Backend> make_cuda_backend(bool strict, const std::string& cache_dir, const CudaOptions& cuda) {
+  return std::make_unique<CudaBackend>(strict, cache_dir, cuda);
 }
 
 }  // namespace tcprof

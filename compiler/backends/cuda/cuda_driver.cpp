@@ -123,10 +123,10 @@ CudaFunction CudaModule::function(const std::string& name) const {
   return fn;
 }
 
-void CudaModule::launch(CudaFunction fn, unsigned grid, unsigned block, const void* params, size_t) const {
+void CudaModule::launch(CudaFunction fn, unsigned grid, unsigned block, const void* params, void* stream) const {
   ContextScope scope(*api_, context_);
   void* args[] = {const_cast<void*>(params)};
-  api_->check(api_->launch(fn, grid, 1, 1, block, 1, 1, 0, nullptr, args, nullptr), "cuLaunchKernel");
+  api_->check(api_->launch(fn, grid, 1, 1, block, 1, 1, 0, stream, args, nullptr), "cuLaunchKernel");
 }
 
 }  // namespace tcprof

@@ -20,8 +20,9 @@ class CudaModule {
   CudaModule(const CudaModule&) = delete;
   CudaModule& operator=(const CudaModule&) = delete;
   CudaFunction function(const std::string& name) const;  // throws Error naming the kernel
-  // One launch of a kernel whose only parameter is the `bytes` at `params` (tc_params).
-  void launch(CudaFunction fn, unsigned grid, unsigned block, const void* params, size_t bytes) const;
+  // One launch on `stream` (a cudaStream_t; null: the default stream) of a kernel whose only
+  // parameter is the bytes at `params` (tc_params).
+  void launch(CudaFunction fn, unsigned grid, unsigned block, const void* params, void* stream) const;
 
  private:
   std::shared_ptr<const CudaDriverApi> api_;

@@ -75,10 +75,10 @@ class EagerBackend : public Backend {
 std::unique_ptr<Backend> make_eager_backend() { return std::make_unique<EagerBackend>(); }
 
 std::unique_ptr<Backend> make_backend(const std::string& name, bool strict, const std::string& cache_dir,
-                                      const std::string& cuda_arch) {
+                                      const CudaOptions& cuda) {
   if (name == "eager") return make_eager_backend();
   if (name == "cpp") return make_cpp_backend(strict, cache_dir);
-  if (name == "cuda") return make_cuda_backend(strict, cache_dir, cuda_arch);
+  if (name == "cuda") return make_cuda_backend(strict, cache_dir, cuda);
   throw Error(ErrorKind::Usage, fmt::format("unknown backend '{}' (available: cpp, cuda, eager)", name));
 }
 
