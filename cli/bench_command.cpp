@@ -156,7 +156,7 @@ void add_bench_command(CLI::App& app) {
     // takes beyond one eager call is what compiling from the cache costs.
     std::string cache_dir = temp_cache_dir();
     CompileOptions cold_options = s.compile;
-    if (cold_options.backend == "cpp") cold_options.kernel_cache_dir = cache_dir;
+    if (cold_options.backend != "eager") cold_options.kernel_cache_dir = cache_dir;  // cpp and cuda compile
     int64_t t0 = now_ns();
     CompiledModule compiled(s.model, cold_options, s.writer.get(), nullptr);
     c10::IValue out = compiled.call(inputs);
@@ -235,7 +235,13 @@ void add_bench_command(CLI::App& app) {
     } else {
       std::cout << fmt::format("  TorchScript optimised: {}\n", o->torchscript ? "not available (" + ts_note + ")" : ts_note);
     }
-    std::cout << fmt::format("  {:<26} {:>10.3f}  {:>7.2f}x\n", "tcprof (" + o->model.backend + ")", compiled_ms, speedup);
+    const bool emulated = o->model.backend == "cuda" && !s.device.is_cuda();
+    std::cout << fmt::format("  {:<26} {:>10.3f}  {:>7.2f}x\n", "tcprof (" + o->model.backend + (emulated ? ", emulated" : "") + ")",
+                             compiled_ms, speedup);
+    if (emulated) {
+      std::cout << "  the cuda backend's kernels ran on the CPU in emulation (a correctness check, not a speed): "
+                   "bench on a GPU with --device cuda\n";
+    }
     std::cout << fmt::format("  compile {:.3f} s cold, {:.3f} s warm ({:.3f} s beyond the eager forward it runs) · "
                              "graph breaks {}\n", compile_s, warm_s, warm_beyond_eager_s, compiled.stats().graph_breaks);
     std::cout << load_line(load_before, load_after, o->threads);

@@ -87,7 +87,7 @@ resnet_in='f32[32,3,224,224]'
 db=$out/gpu-check.db
 rm -f "$db"
 gpu_steps=(run_gpt_off run_gpt_summary run_gpt_full run_resnet18_off run_resnet18_summary run_resnet18_full
-  train_gpt bench_gpt bench_resnet18 bench_train_gpt report)
+  train_gpt bench_gpt bench_resnet18 bench_gpt_cuda bench_resnet18_cuda explain_gpt_cuda bench_train_gpt report)
 if [[ $built -ne 0 ]]; then
   for s in "${gpu_steps[@]}"; do skip "$s" "the build failed"; done
 elif [[ $has_gpu != 1 ]]; then
@@ -103,13 +103,17 @@ else
     --optimizer adam --steps 20 --device cuda --amp bf16 --db '$db' --json > '$out/train_gpt.json'"
   step bench_gpt 90 bash -c "'$tcprof' bench '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --iters 30 --db none --json > '$out/bench_gpt.json'"
   step bench_resnet18 90 bash -c "'$tcprof' bench '$models/resnet18.pt' --input '$resnet_in' --device cuda --iters 30 --db none --json > '$out/bench_resnet18.json'"
+  # The cuda backend (generated kernels through NVRTC, SDPA, CUDA graph replay) beside eager.
+  step bench_gpt_cuda 120 bash -c "'$tcprof' bench '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --backend cuda --iters 30 --db none --json > '$out/bench_gpt_cuda.json'"
+  step bench_resnet18_cuda 120 bash -c "'$tcprof' bench '$models/resnet18.pt' --input '$resnet_in' --device cuda --backend cuda --iters 30 --db none --json > '$out/bench_resnet18_cuda.json'"
+  step explain_gpt_cuda 60 bash -c "'$tcprof' explain '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --backend cuda --iters 3 --db none > '$out/explain_gpt_cuda.txt'"
   # The optimizer step: torch::optim's Adam op by op against the fused step (LibTorch _fused_adam_).
   step bench_train_gpt 120 bash -c "'$tcprof' bench '$models/gpt_gpu_loss.pt' --train --loss model --optimizer adam --input '$gpt_in' --input '$gpt_in' --device cuda --iters 20 --db none --json > '$out/bench_train_gpt.json'"
   step report 30 bash -c "'$tcprof' report --db '$db' > '$out/report.txt' && '$tcprof' report --db '$db' --json > '$out/report.json'"
 fi
-# The randomized differential test runs its graphs on the CPU until the CUDA backend gives
-# fuzz_graphs a device (the CUDA backend issue).
-skip fuzz_gpu "fuzz_graphs has no --device yet"
+# fuzz_graphs --backend cuda runs its cases' kernels in emulation on the CPU; comparing them on
+# the device needs fuzz_graphs --device cuda (the CUDA backend issue).
+skip fuzz_gpu "fuzz_graphs has no --device yet (its --backend cuda runs in emulation)"
 
 # --- ctest last: the GPU steps above are what only this machine can run, and ctest takes what
 # time is left. One OpenMP thread per test: 16 tests at once, each with 16 threads, ran the CPU
@@ -149,6 +153,12 @@ for model in ("gpt", "resnet18"):
         row["torchscript_optimized_ms"] = (bench.get("baselines") or {}).get("torchscript_optimized")
         row["tcprof_ms"] = bench.get("compiled_ms")
         row["tcprof_timed_with"] = bench.get("timed_with")
+    cuda = load(f"bench_{model}_cuda.json")
+    if cuda:  # the cuda backend, with its own eager baseline from the same process
+        row["tcprof_cuda_ms"] = cuda.get("compiled_ms")
+        row["tcprof_cuda_eager_ms"] = cuda.get("eager_ms")
+        if cuda.get("compiled_ms") and cuda.get("eager_ms"):
+            row["tcprof_cuda_speedup"] = cuda["eager_ms"] / cuda["compiled_ms"]
     # Per-call time in each profile mode (CUDA events) and what recording costs against off.
     for mode in ("off", "summary", "full"):
         run = load(f"run_{model}_{mode}.json")

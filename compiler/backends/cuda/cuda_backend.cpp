@@ -31,7 +31,7 @@
 namespace tcprof {
 namespace {
 
-// Emulated blocks are real threads meeting at barriers: two warps exercise every step of a
+// Emulated blocks are fibers meeting at barriers: two warps exercise every step of a
 // block reduction (the butterfly and the warps' partials) at a cost the CPU can bear.
 LaunchLimits emulation_limits() {
   LaunchLimits l;
@@ -169,7 +169,7 @@ class CudaBackend : public Backend {
   }
 
  private:
-  // Emulated kernels link no OpenMP: each block's threads are the emulation's own.
+  // Emulated kernels link no OpenMP: a block runs on the calling thread.
   static KernelLibraryBuilder& emulation_compiler() {
     static KernelLibraryBuilder builder([] {
       KernelLibraryOptions o;

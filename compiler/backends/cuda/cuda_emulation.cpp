@@ -8,13 +8,11 @@ namespace tcprof {
 
 const char* cuda_emulation_header() {
   return R"EMU(#define TC_EMULATION 1
-#include <condition_variable>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <math.h>
-#include <mutex>
-#include <thread>
+#include <ucontext.h>
 #include <vector>
 
 #define __global__
@@ -25,46 +23,55 @@ const char* cuda_emulation_header() {
 #define __shared__ static
 
 struct tc_dim3 { unsigned x = 0, y = 1, z = 1; };
-static thread_local tc_dim3 threadIdx, blockIdx;
-static tc_dim3 blockDim, gridDim;
+static tc_dim3 threadIdx, blockIdx, blockDim, gridDim;
 
+// A block's threads are fibers on the calling thread, run in turn: each runs until it reaches a
+// barrier (or its end), then the next one runs. Every thread meets the same barriers (the
+// generated kernels' barriers are in uniform control flow), so when thread 0 resumes after a
+// barrier, every other thread has reached it.
 namespace tc_emu {
-// A reusable barrier for the block's threads (C++17 has no std::barrier).
-class Barrier {
- public:
-  explicit Barrier(unsigned n) : n_(n) {}
-  void wait() {
-    std::unique_lock<std::mutex> lock(m_);
-    unsigned gen = gen_;
-    if (++waiting_ == n_) {
-      waiting_ = 0;
-      ++gen_;
-      cv_.notify_all();
-    } else {
-      cv_.wait(lock, [&] { return gen != gen_; });
-    }
-  }
- private:
-  std::mutex m_;
-  std::condition_variable cv_;
-  unsigned n_, waiting_ = 0, gen_ = 0;
+struct Block {
+  std::vector<ucontext_t> fibers;
+  ucontext_t caller;
+  unsigned current = 0;
 };
-static Barrier* barrier = nullptr;
+static Block* block = nullptr;
 static uint64_t* lanes = nullptr;  // one 8-byte slot per thread, for shuffles
+static void (*body)(const void*) = nullptr;
+static const void* body_params = nullptr;
+
+inline void switch_to(unsigned next) {
+  const unsigned me = block->current;
+  block->current = next;
+  threadIdx.x = next;
+  swapcontext(&block->fibers[me], &block->fibers[next]);
+  threadIdx.x = me;  // resumed
+}
+
+inline void fiber_main() {
+  body(body_params);
+  const unsigned me = block->current;
+  if (me + 1 == blockDim.x) {
+    setcontext(&block->caller);  // the block is done
+  }
+  block->current = me + 1;
+  threadIdx.x = me + 1;
+  setcontext(&block->fibers[me + 1]);
+}
 }  // namespace tc_emu
 
-inline void __syncthreads() { tc_emu::barrier->wait(); }
+inline void __syncthreads() { tc_emu::switch_to((tc_emu::block->current + 1) % blockDim.x); }
 
 // Every thread of the block calls the shuffle together in the generated kernels (a reduction's
-// butterfly), so a block-wide exchange through memory gives each lane its partner's value.
+// butterfly), so an exchange through memory between two barriers gives each lane its partner's.
 template <typename T>
 inline T __shfl_xor_sync(unsigned, T v, int lane_mask) {
   static_assert(sizeof(T) <= 8, "8-byte lanes");
   std::memcpy(&tc_emu::lanes[threadIdx.x], &v, sizeof v);
-  tc_emu::barrier->wait();
+  __syncthreads();
   T r;
   std::memcpy(&r, &tc_emu::lanes[threadIdx.x ^ static_cast<unsigned>(lane_mask)], sizeof r);
-  tc_emu::barrier->wait();
+  __syncthreads();
   return r;
 }
 
@@ -73,28 +80,36 @@ inline double __longlong_as_double(long long bits) { double d; std::memcpy(&d, &
 
 namespace tc_emu {
 template <typename P>
-void launch(void (*kernel)(P), const void* params, unsigned grid, unsigned block) {
+void launch(void (*kernel)(P), const void* params, unsigned grid, unsigned threads) {
   P p;
   std::memcpy(&p, params, sizeof p);
+  static void (*k)(P) = nullptr;
+  k = kernel;
+  body = [](const void* q) { k(*static_cast<const P*>(q)); };
+  body_params = &p;
   gridDim.x = grid;
-  blockDim.x = block;
-  Barrier bar(block);
-  std::vector<uint64_t> slots(block);
-  barrier = &bar;
+  blockDim.x = threads;
+  constexpr size_t kStack = 64 * 1024;
+  std::vector<char> stacks(kStack * threads);
+  std::vector<uint64_t> slots(threads);
   lanes = slots.data();
-  std::vector<std::thread> threads;
-  threads.reserve(block);
-  for (unsigned t = 0; t < block; ++t) {
-    threads.emplace_back([&, t] {
-      threadIdx.x = t;
-      for (unsigned b = 0; b < grid; ++b) {
-        blockIdx.x = b;
-        kernel(p);
-        bar.wait();  // the next block reuses the shared memory
-      }
-    });
+  Block b;
+  b.fibers.resize(threads);
+  block = &b;
+  for (unsigned g = 0; g < grid; ++g) {
+    blockIdx.x = g;
+    for (unsigned t = 0; t < threads; ++t) {
+      getcontext(&b.fibers[t]);
+      b.fibers[t].uc_stack.ss_sp = stacks.data() + t * kStack;
+      b.fibers[t].uc_stack.ss_size = kStack;
+      b.fibers[t].uc_link = nullptr;
+      makecontext(&b.fibers[t], fiber_main, 0);
+    }
+    b.current = 0;
+    threadIdx.x = 0;
+    swapcontext(&b.caller, &b.fibers[0]);
   }
-  for (auto& th : threads) th.join();
+  block = nullptr;
 }
 }  // namespace tc_emu
 

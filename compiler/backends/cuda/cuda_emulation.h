@@ -1,9 +1,9 @@
 // Generated CUDA source run on the CPU: a small emulation of what the kernels use (thread and block
 // indices, shared memory, barriers, warp shuffles, the math functions), so that the CUDA backend's
 // kernels are checked against eager without a GPU (tests, `fuzz_graphs --backend cuda`, a CUDA
-// graph captured on a machine without one). Each block's threads are real threads that meet at
-// __syncthreads; blocks run one after another. Slow, and exact about what CUDA guarantees: a
-// kernel that needs a barrier it does not have can read stale values here too.
+// graph captured on a machine without one). A block's threads are fibers on the calling thread
+// that run in turn from one barrier to the next; blocks run one after another. A kernel that needs
+// a barrier it does not have reads stale values here too.
 #pragma once
 #include <string>
 
