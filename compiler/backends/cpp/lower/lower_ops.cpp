@@ -344,7 +344,7 @@ OpLowering classify_op(const GraphOp& op, const LowerContext& ctx) {
   if (!to_elem_type(result.toTensor().scalar_type(), &t)) {
     return none(fmt::format("dtype {}", c10::toString(result.toTensor().scalar_type())));
   }
-  if (!result.toTensor().device().is_cpu()) return none("not on the CPU");
+  if (result.toTensor().device() != ctx.device) return none(fmt::format("not on {}", ctx.device.str()));
   for (size_t i = 0; i < op.args.size(); ++i) {
     const Arg& a = op.args[i];
     if (a.kind == Arg::Kind::Sym && a.sym->dynamic) return none("a dynamic scalar argument");
@@ -354,7 +354,7 @@ OpLowering classify_op(const GraphOp& op, const LowerContext& ctx) {
     if (v.isTensor()) {
       ElemType e;
       if (!to_elem_type(v.toTensor().scalar_type(), &e)) return none(fmt::format("dtype {}", c10::toString(v.toTensor().scalar_type())));
-      if (!v.toTensor().device().is_cpu()) return none("not on the CPU");
+      if (v.toTensor().device() != ctx.device) return none(fmt::format("not on {}", ctx.device.str()));
     }
   }
   const std::string& n = op.name;

@@ -27,6 +27,9 @@ struct OpLowering {
 struct LowerContext {
   const std::vector<c10::IValue>& slots;
   const SymBindings& bindings;
+  // Where the kernels run: ops with a tensor elsewhere stay LibTorch calls (the cpp backend's
+  // CPU; the cuda backend's GPU, or the CPU when its kernels run in emulation).
+  c10::Device device = c10::Device(c10::kCPU);
   c10::IValue arg(const GraphOp& op, size_t i) const { return evaluate_arg(op.args[i], slots, bindings); }
 };
 
