@@ -97,7 +97,9 @@ Comparison compare_tensor(const at::Tensor& compiled, const at::Tensor& eager, c
   // f32's precision and gets f32's tolerance, even where it matches the oracle to 1e-9 by luck.
   bool f64 = eager.scalar_type() == at::kDouble;
   if (f64 && t.defined() && !close_mask(e, t, 1e-300, tol.f64_path_rtol).all().item<bool>()) f64 = false;
-  const double rtol = f64 ? tol.f64_rtol : tol.f32_rtol, atol = f64 ? tol.f64_atol : tol.f32_atol;
+  const bool bf16 = eager.scalar_type() == at::kBFloat16, f16 = eager.scalar_type() == at::kHalf;
+  const double rtol = f64 ? tol.f64_rtol : bf16 ? tol.bf16_rtol : f16 ? tol.f16_rtol : tol.f32_rtol;
+  const double atol = f64 ? tol.f64_atol : (bf16 || f16) ? tol.low_precision_atol : tol.f32_atol;
   at::Tensor nan_c = c.isnan(), nan_e = e.isnan();
   at::Tensor nan_differs = nan_c != nan_e;
   if (nan_differs.any().item<bool>()) {

@@ -26,6 +26,7 @@
 // (an f32 layer norm added to an f64 input), has f32's precision, and is judged like an f32
 // output; such a value can land within 1e-9 of the oracle by luck (one scalar in ~30 does: fuzz
 // seed 1 found one), so 1e-9 is not the test of an f64 path.
+// bf16 and f16 outputs: rtol 1.6e-2 and 1e-3, atol 1e-5 (torch.testing's), then the oracle rule.
 // Integers and bools: exact. Shapes and dtypes: exact.
 #pragma once
 #include <cstdint>
@@ -48,7 +49,10 @@ enum class Dependence : uint8_t {
 struct Tolerance {
   double f32_rtol = 1e-4, f32_atol = 1e-5;
   double f64_rtol = 1e-9, f64_atol = 1e-10;
-  double f64_path_rtol = 1e-12;  // eager within this of the oracle: it computed in f64 throughout
+  double f64_path_rtol = 1e-12;
+  // bf16 and f16 outputs (the cuda backend's kernels keep intermediates in float where eager
+  // rounds after every op): torch.testing's defaults for them.
+  double bf16_rtol = 1.6e-2, f16_rtol = 1e-3, low_precision_atol = 1e-5;  // eager within this of the oracle: it computed in f64 throughout
   double oracle_multiplier = 2.0;
   double reduction_rms_fraction = 1e-3;
   double normalization_atol = 1e-4;

@@ -8,7 +8,10 @@
 #include <fmt/format.h>
 
 #include "compiler/backends/cuda/codegen_cuda.h"
+#include "compiler/backends/cuda/cuda_emulation.h"
 #include "compiler/backends/cuda/cuda_launch.h"
+#include "compiler/runtime/output_check.h"
+#include "compiler/toolchain/kernel_library.h"
 #include "compiler/toolchain/nvrtc_compiler.h"
 #include "compiler/torch_compat.h"
 #include "tests/compiler/compiler_test_support.h"
@@ -129,6 +132,76 @@ TEST(CudaBackend, CausalAttentionBecomesOneScaledDotProductAttentionCall) {
 #else
   GTEST_SKIP() << "this LibTorch has no scaled_dot_product_attention with a scale (2.1+)";
 #endif
+}
+
+// A model saved in bf16 compiles: its pointwise and row ops become kernels that load bf16,
+// compute in float and store bf16 rounded to nearest even; outputs within bf16's tolerance.
+TEST(CudaBackend, Bf16GraphsCompileIntoKernelsAndMatchEager) {
+  at::NoGradGuard no_grad;
+  auto bf16_model = [] {
+    LoadedModel m = load_model(sample("gpt_tiny"));
+    m.module.to(at::kBFloat16);
+    return m;
+  };
+  LoadedModel reference_model = bf16_model();
+  CompiledModule m(bf16_model(), strict_cuda(), nullptr);
+  CompiledModule reference(reference_model, strict_cuda(), nullptr);
+  for (int64_t call = 0; call < 2; ++call) {
+    auto in = inputs_for({"i64[2,16](0,512)"}, call);
+    c10::IValue out = m.call(in), eager = reference.call_eager(in);
+    ASSERT_EQ(out.toTensor().scalar_type(), at::kBFloat16);
+    // The verdict `run --verify` gives: eager rounds every op's result to bf16 and the kernels
+    // keep float between ops, so through a whole GPT they differ by a few bf16 ulps, and the f64
+    // oracle says which is nearer the exact result.
+    torch::jit::Module f64 = f64_copy(reference_model.module);
+    std::string why_not;
+    std::optional<c10::IValue> oracle = run_f64(f64, "forward", in, &why_not);
+    ASSERT_TRUE(oracle.has_value()) << why_not;
+    Comparison c = compare_values(out, eager, &*oracle, Tolerance{});
+    EXPECT_TRUE(c.ok) << c.problem;
+  }
+  Report r = report_of(m);
+  EXPECT_GT(r.kernels, 0) << r.ir;
+  EXPECT_NE(r.code.find("tc_bf16_to_float(r"), std::string::npos);
+  EXPECT_NE(r.code.find("tc_float_to_bf16(t"), std::string::npos);
+}
+
+// The emulation's f16 and bf16 conversions round as LibTorch's c10::Half and c10::BFloat16 do:
+// every 16-bit pattern back and forth, and floats around every rounding boundary.
+TEST(CudaEmulation, SixteenBitConversionsRoundAsLibTorch) {
+  std::string source = std::string(cuda_emulation_header()) + cuda_prelude() +
+                       "extern \"C\" float f16_to_f32(uint16_t h) { return tc_f16_to_float(h); }\n"
+                       "extern \"C\" uint16_t f32_to_f16(float f) { return tc_float_to_f16(f); }\n"
+                       "extern \"C\" float bf16_to_f32(uint16_t h) { return tc_bf16_to_float(h); }\n"
+                       "extern \"C\" uint16_t f32_to_bf16(float f) { return tc_float_to_bf16(f); }\n";
+  KernelLibraryOptions options;
+  options.openmp = false;
+  testing::TempDir cache;
+  options.cache_dir = cache.path().string();
+  KernelLibraryResult lib = KernelLibraryBuilder(options).compile(source);
+  auto f16_to_f32 = reinterpret_cast<float (*)(uint16_t)>(lib.library->symbol("f16_to_f32"));
+  auto f32_to_f16 = reinterpret_cast<uint16_t (*)(float)>(lib.library->symbol("f32_to_f16"));
+  auto bf16_to_f32 = reinterpret_cast<float (*)(uint16_t)>(lib.library->symbol("bf16_to_f32"));
+  auto f32_to_bf16 = reinterpret_cast<uint16_t (*)(float)>(lib.library->symbol("f32_to_bf16"));
+  int wrong = 0;
+  for (uint32_t bits = 0; bits < 65536; ++bits) {
+    const auto h = static_cast<uint16_t>(bits);
+    const float half = static_cast<float>(c10::Half(h, c10::Half::from_bits()));
+    const float brain = static_cast<float>(c10::BFloat16(h, c10::BFloat16::from_bits()));
+    if (std::isnan(half) ? !std::isnan(f16_to_f32(h)) : f16_to_f32(h) != half) ++wrong;
+    if (std::isnan(brain) ? !std::isnan(bf16_to_f32(h)) : bf16_to_f32(h) != brain) ++wrong;
+    if (std::isnan(half)) continue;
+    // The float halfway to the next value up: ties go to the even one, as c10 rounds them.
+    for (float f : {half, std::nextafter(half, INFINITY), (half + f16_to_f32(static_cast<uint16_t>(h + 1))) / 2}) {
+      if (std::isfinite(f) && f32_to_f16(f) != c10::Half(f).x) ++wrong;
+    }
+    if (!std::isnan(brain)) {
+      for (float f : {brain, std::nextafter(brain, INFINITY), std::nextafter(brain, -INFINITY)}) {
+        if (std::isfinite(f) && f32_to_bf16(f) != c10::BFloat16(f).x) ++wrong;
+      }
+    }
+  }
+  EXPECT_EQ(wrong, 0);
 }
 
 // The argument block is tc_params<NI, NO, R> as the device reads it: pointers, sizes, then each

@@ -12,11 +12,18 @@
 namespace tcprof {
 namespace {
 
-// Bool is stored as bytes, as LibTorch stores it.
-const char* storage_type(ElemType t) { return t == ElemType::Bool ? "uint8_t" : c_type(t); }
+// Bool is stored as bytes, bf16 and f16 as their 16 bits, as LibTorch stores them.
+const char* storage_type(ElemType t) { return t == ElemType::Bool ? "uint8_t" : is_16_bit_float(t) ? "uint16_t" : c_type(t); }
+
+// A computed value as its output stores it: bf16 and f16 rounded to nearest even.
+std::string stored(ElemType t, const std::string& value) {
+  if (t == ElemType::BF16) return "tc_float_to_bf16(" + value + ")";
+  if (t == ElemType::F16) return "tc_float_to_f16(" + value + ")";
+  return value;
+}
 
 std::string float_bits(double v, ElemType t) {
-  if (t == ElemType::F32) {
+  if (t != ElemType::F64) {
     float f = static_cast<float>(v);
     uint32_t bits = 0;
     std::memcpy(&bits, &f, sizeof bits);
@@ -33,9 +40,11 @@ std::string literal(double v, ElemType t) {
     case ElemType::I64: return fmt::format("INT64_C({})", static_cast<int64_t>(v));
     case ElemType::I32: return fmt::format("{}", static_cast<int32_t>(v));
     case ElemType::F32:
+    case ElemType::BF16:  // computed in float: the constant as LibTorch's opmath holds it
+    case ElemType::F16:
     case ElemType::F64:
       if (!std::isfinite(v)) return float_bits(v, t);
-      return t == ElemType::F32 ? fmt::format("{:#.9g}f", static_cast<float>(v)) : fmt::format("{:#.17g}", v);
+      return t != ElemType::F64 ? fmt::format("{:#.9g}f", static_cast<float>(v)) : fmt::format("{:#.17g}", v);
   }
   return "0";
 }
@@ -46,6 +55,8 @@ std::string reduction_init(ExprOp op, ElemType t) {
   const bool max = op == ExprOp::ReduceMax;
   switch (t) {
     case ElemType::F32:
+    case ElemType::BF16:
+    case ElemType::F16:
     case ElemType::F64: return literal(max ? -INFINITY : INFINITY, t);
     case ElemType::I64: return max ? "(-INT64_C(9223372036854775807) - 1)" : "INT64_C(9223372036854775807)";
     case ElemType::I32: return max ? "(-2147483647 - 1)" : "2147483647";
@@ -98,6 +109,8 @@ class CudaKernelWriter {
     else if (in.inner == InnerStride::Broadcast) e = fmt::format("r{}[0]", input);
     else if (in.inner == InnerStride::Strided) e = fmt::format("r{0}[{1} * s{0}]", input, j);
     else e = fmt::format("r{}[{}]", input, j);
+    if (in.type == ElemType::BF16) return "tc_bf16_to_float(" + e + ")";
+    if (in.type == ElemType::F16) return "tc_f16_to_float(" + e + ")";
     return in.type == ElemType::Bool ? "(" + e + " != 0)" : e;
   }
 
@@ -105,7 +118,7 @@ class CudaKernelWriter {
     const ExprNode& n = k_.nodes[i];
     const char* T = c_type(n.type);
     const bool fp = is_floating(n.type);
-    const bool f32 = n.type == ElemType::F32;
+    const bool f32 = n.type == ElemType::F32 || is_16_bit_float(n.type);  // 16-bit floats compute in float
     auto a = [&](size_t idx) { return fmt::format("t{}", n.args[idx]); };
     // f32 and f64 math by name (NVRTC's and libm's float functions carry an f suffix).
     auto fn = [&](const char* base) { return fmt::format("{}{}({})", base, f32 ? "f" : "", a(0)); };
@@ -113,7 +126,11 @@ class CudaKernelWriter {
       case ExprOp::Load: return load(n.input, j);
       case ExprOp::Const: return literal(n.value, n.type);
       case ExprOp::RowLen: return fmt::format("static_cast<{}>(inner)", T);
-      case ExprOp::Cast: return fmt::format("static_cast<{}>({})", T, a(0));
+      case ExprOp::Cast:
+        // To bf16 or f16: the value rounds there, as eager's .to() rounds it.
+        if (n.type == ElemType::BF16) return fmt::format("tc_round_bf16(static_cast<float>({}))", a(0));
+        if (n.type == ElemType::F16) return fmt::format("tc_round_f16(static_cast<float>({}))", a(0));
+        return fmt::format("static_cast<{}>({})", T, a(0));
       case ExprOp::Neg: return fmt::format("(-{})", a(0));
       case ExprOp::Abs: return fp ? fn("fabs") : fmt::format("({0} < 0 ? -{0} : {0})", a(0));
       case ExprOp::Exp: return fn("exp");
@@ -183,7 +200,9 @@ class CudaKernelWriter {
     std::vector<int> roots;
     for (const auto& o : k_.outputs) roots.push_back(o.expr);
     emit(roots, defined, s, "    ", nullptr, false);
-    for (size_t i = 0; i < k_.outputs.size(); ++i) s += fmt::format("    out{}[e] = t{};\n", i, k_.outputs[i].expr);
+    for (size_t i = 0; i < k_.outputs.size(); ++i) {
+      s += fmt::format("    out{}[e] = {};\n", i, stored(out_type(i), fmt::format("t{}", k_.outputs[i].expr)));
+    }
     s += "  }\n";
     return s;
   }
@@ -199,6 +218,8 @@ class CudaKernelWriter {
       if (k_.inputs[i].inner == InnerStride::Strided) s += fmt::format("    const int64_t s{} = p.st[{}];\n", i, static_cast<int>(i) * R + R - 1);
     }
     std::vector<bool> reuse = outputs_divided_in_place(k_, levels_);
+    // A 16-bit output would be rounded twice (e stored, then e / sum): computed at once instead.
+    for (size_t i = 0; i < reuse.size(); ++i) reuse[i] = reuse[i] && !is_16_bit_float(out_type(i));
     for (size_t i = 0; i < k_.outputs.size(); ++i) {
       if (!k_.outputs[i].per_row) s += fmt::format("    {}* __restrict__ q{} = out{} + o * inner;\n", storage_type(out_type(i)), i, i);
     }
@@ -243,7 +264,7 @@ class CudaKernelWriter {
         const KernelOutput& o = k_.outputs[i];
         if (o.per_row) continue;
         if (reuse[i]) s += fmt::format("      q{0}[j] = q{0}[j] / t{1};\n", i, k_.nodes[static_cast<size_t>(o.expr)].args[1]);
-        else s += fmt::format("      q{}[j] = t{};\n", i, o.expr);
+        else s += fmt::format("      q{}[j] = {};\n", i, stored(out_type(i), fmt::format("t{}", o.expr)));
       }
       s += "    }\n";
     }
@@ -251,7 +272,7 @@ class CudaKernelWriter {
       emit(row_roots, defined, s, "    ", "0", false);
       s += "    if (threadIdx.x == 0) {\n";
       for (size_t i = 0; i < k_.outputs.size(); ++i) {
-        if (k_.outputs[i].per_row) s += fmt::format("      out{}[o] = t{};\n", i, k_.outputs[i].expr);
+        if (k_.outputs[i].per_row) s += fmt::format("      out{}[o] = {};\n", i, stored(out_type(i), fmt::format("t{}", k_.outputs[i].expr)));
       }
       s += "    }\n";
     }
@@ -275,6 +296,7 @@ const char* cuda_prelude() {
 #ifndef TC_EMULATION
 typedef signed char int8_t;
 typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
 typedef int int32_t;
 typedef unsigned int uint32_t;
 typedef long long int64_t;
@@ -291,6 +313,54 @@ struct tc_params {
   int64_t sz[R];
   int64_t st[NI * R];
 };
+
+// bf16: the high half of a float; rounded to nearest even, NaN kept quiet.
+__device__ __forceinline__ float tc_bf16_to_float(uint16_t h) { return __uint_as_float(static_cast<uint32_t>(h) << 16); }
+__device__ __forceinline__ uint16_t tc_float_to_bf16(float f) {
+  uint32_t u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+__device__ __forceinline__ float tc_round_bf16(float f) { return tc_bf16_to_float(tc_float_to_bf16(f)); }
+
+// f16: the device's conversions; in emulation, the same rounding written out.
+#ifndef TC_EMULATION
+__device__ __forceinline__ float tc_f16_to_float(uint16_t h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+}
+__device__ __forceinline__ uint16_t tc_float_to_f16(float f) {
+  uint16_t h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+#else
+inline float tc_f16_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+  if (exp == 0) {  // zero or subnormal: man * 2^-24
+    const float v = static_cast<float>(man) * 5.9604644775390625e-8f;
+    return sign ? -v : v;
+  }
+  const uint32_t bits = exp == 0x1fu ? (sign | 0x7f800000u | (man << 13)) : (sign | ((exp + 112u) << 23) | (man << 13));
+  return __uint_as_float(bits);
+}
+inline uint16_t tc_float_to_f16(float f) {
+  uint32_t u = __float_as_uint(f);
+  const uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
+  u &= 0x7fffffffu;
+  if (u > 0x7f800000u) return sign | 0x7e00u;   // NaN
+  if (u >= 0x477ff000u) return sign | 0x7c00u;  // 65520 and up round to infinity
+  if (u < 0x38800000u) {                        // below 2^-14: a subnormal in units of 2^-24
+    return sign | static_cast<uint16_t>(nearbyintf(__uint_as_float(u) * 16777216.0f));
+  }
+  u -= 0x38000000u;  // rebias the exponent, then round 23 mantissa bits to 10, ties to even
+  u += 0xfffu + ((u >> 13) & 1u);
+  return sign | static_cast<uint16_t>(u >> 13);
+}
+#endif
+__device__ __forceinline__ float tc_round_f16(float f) { return tc_f16_to_float(tc_float_to_f16(f)); }
 
 template <typename T> __device__ __forceinline__ T tc_max(T a, T b) { return (a > b || a != a) ? a : b; }
 template <typename T> __device__ __forceinline__ T tc_min(T a, T b) { return (a < b || a != a) ? a : b; }

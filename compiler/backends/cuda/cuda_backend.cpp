@@ -85,7 +85,7 @@ class CudaBackend : public Backend {
     run_inference_passes(ctx);
     // 2. Lower and 3. schedule: the device-neutral middle, without the CPU's planners.
     phase.begin("lower");
-    LowerContext lower{examples, bindings, device};
+    LowerContext lower{examples, bindings, device, /*low_precision=*/true};
     std::vector<OpLowering> lowerings = lower_graph_ops(g, lower);
     phase.begin("schedule");
     ScheduledProgram program = schedule_graph(g, lower, lowerings, ScheduleTarget::Cuda);

@@ -76,6 +76,8 @@ inline T __shfl_xor_sync(unsigned, T v, int lane_mask) {
 }
 
 inline float __int_as_float(int32_t bits) { float f; std::memcpy(&f, &bits, sizeof f); return f; }
+inline float __uint_as_float(uint32_t bits) { float f; std::memcpy(&f, &bits, sizeof f); return f; }
+inline uint32_t __float_as_uint(float f) { uint32_t u; std::memcpy(&u, &f, sizeof u); return u; }
 inline double __longlong_as_double(long long bits) { double d; std::memcpy(&d, &bits, sizeof d); return d; }
 
 namespace tc_emu {

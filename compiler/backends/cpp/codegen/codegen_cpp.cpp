@@ -20,6 +20,8 @@ std::string literal(double v, ElemType t) {
     case ElemType::Bool: return v != 0 ? "true" : "false";
     case ElemType::I64: return fmt::format("INT64_C({})", static_cast<int64_t>(v));
     case ElemType::I32: return fmt::format("{}", static_cast<int32_t>(v));
+    case ElemType::BF16:  // never lowered for the CPU (LowerContext::low_precision)
+    case ElemType::F16:
     case ElemType::F32:
     case ElemType::F64: {
       const char* T = c_type(t);

@@ -11,6 +11,8 @@ const char* c_type(ElemType t) {
     case ElemType::I64: return "int64_t";
     case ElemType::I32: return "int32_t";
     case ElemType::Bool: return "bool";
+    case ElemType::BF16:
+    case ElemType::F16: return "float";
   }
   return "float";
 }
@@ -22,11 +24,14 @@ const char* elem_type_name(ElemType t) {
     case ElemType::I64: return "i64";
     case ElemType::I32: return "i32";
     case ElemType::Bool: return "bool";
+    case ElemType::BF16: return "bf16";
+    case ElemType::F16: return "f16";
   }
   return "?";
 }
 
-bool is_floating(ElemType t) { return t == ElemType::F32 || t == ElemType::F64; }
+bool is_floating(ElemType t) { return t == ElemType::F32 || t == ElemType::F64 || is_16_bit_float(t); }
+bool is_16_bit_float(ElemType t) { return t == ElemType::BF16 || t == ElemType::F16; }
 
 std::vector<int> covered_ops(const WindowKernel& k) {
   std::vector<int> ops{k.op};

@@ -14,9 +14,12 @@
 
 namespace tcprof {
 
-// Element types kernels compute in. f16/bf16 are not lowered (their ops stay extern).
-enum class ElemType : uint8_t { F32, F64, I64, I32, Bool };
-const char* c_type(ElemType t);
+// Element types of kernel values. BF16 and F16 are stored in 16 bits and computed in float (as
+// LibTorch's CUDA kernels compute them); only the cuda backend lowers them (LowerContext::
+// low_precision), the cpp backend leaves their ops to LibTorch.
+enum class ElemType : uint8_t { F32, F64, I64, I32, Bool, BF16, F16 };
+const char* c_type(ElemType t);  // the type values are computed in: float for BF16 and F16
+bool is_16_bit_float(ElemType t);
 const char* elem_type_name(ElemType t);
 bool is_floating(ElemType t);
 

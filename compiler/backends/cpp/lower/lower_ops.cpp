@@ -20,6 +20,8 @@ bool to_elem_type(c10::ScalarType t, ElemType* out) {
     case c10::ScalarType::Long: *out = ElemType::I64; return true;
     case c10::ScalarType::Int: *out = ElemType::I32; return true;
     case c10::ScalarType::Bool: *out = ElemType::Bool; return true;
+    case c10::ScalarType::BFloat16: *out = ElemType::BF16; return true;
+    case c10::ScalarType::Half: *out = ElemType::F16; return true;
     default: return false;
   }
 }
@@ -341,7 +343,8 @@ OpLowering classify_op(const GraphOp& op, const LowerContext& ctx) {
   const c10::IValue& result = ctx.slots[static_cast<size_t>(op.outputs[0])];
   if (!result.isTensor()) return none("output is not a tensor");
   ElemType t;
-  if (!to_elem_type(result.toTensor().scalar_type(), &t)) {
+  auto lowered_type = [&](c10::ScalarType s, ElemType* e) { return to_elem_type(s, e) && (ctx.low_precision || !is_16_bit_float(*e)); };
+  if (!lowered_type(result.toTensor().scalar_type(), &t)) {
     return none(fmt::format("dtype {}", c10::toString(result.toTensor().scalar_type())));
   }
   if (result.toTensor().device() != ctx.device) return none(fmt::format("not on {}", ctx.device.str()));
@@ -353,7 +356,7 @@ OpLowering classify_op(const GraphOp& op, const LowerContext& ctx) {
     if (a.kind == Arg::Kind::Slot && !v.isTensor()) return none("a scalar argument computed at run time");
     if (v.isTensor()) {
       ElemType e;
-      if (!to_elem_type(v.toTensor().scalar_type(), &e)) return none(fmt::format("dtype {}", c10::toString(v.toTensor().scalar_type())));
+      if (!lowered_type(v.toTensor().scalar_type(), &e)) return none(fmt::format("dtype {}", c10::toString(v.toTensor().scalar_type())));
       if (v.toTensor().device() != ctx.device) return none(fmt::format("not on {}", ctx.device.str()));
     }
   }

@@ -30,6 +30,8 @@ struct LowerContext {
   // Where the kernels run: ops with a tensor elsewhere stay LibTorch calls (the cpp backend's
   // CPU; the cuda backend's GPU, or the CPU when its kernels run in emulation).
   c10::Device device = c10::Device(c10::kCPU);
+  // bf16 and f16 ops become kernels too (computed in float, rounded where stored): the cuda backend.
+  bool low_precision = false;
   c10::IValue arg(const GraphOp& op, size_t i) const { return evaluate_arg(op.args[i], slots, bindings); }
 };
 

@@ -31,6 +31,8 @@ c10::ScalarType scalar_type(ElemType t) {
     case ElemType::F64: return at::kDouble;
     case ElemType::I64: return at::kLong;
     case ElemType::I32: return at::kInt;
+    case ElemType::BF16: return at::kBFloat16;
+    case ElemType::F16: return at::kHalf;
     case ElemType::Bool: return at::kBool;
   }
   return at::kFloat;
