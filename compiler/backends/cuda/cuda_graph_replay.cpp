@@ -9,7 +9,7 @@
 
 #if TCPROF_HAS_C10_CUDA
 #include <ATen/cuda/CUDAGraph.h>
-#include <c10/cuda/CUDAGuard.h>
+#include <c10/core/StreamGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #endif
 
@@ -80,12 +80,15 @@ struct Replay {
     c10::cuda::CUDAStream caller = c10::cuda::getCurrentCUDAStream(device.index());
     c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool(false, device.index());
     graph = std::make_unique<at::cuda::CUDAGraph>();
+    // Through c10's device-generic stream calls (libc10_cuda), not the CUDA runtime's inline ones:
+    // tcprof does not link libcudart itself.
+    const c10::Stream side_stream = side.unwrap(), caller_stream = caller.unwrap();
     try {
-      side.synchronize();
-      caller.synchronize();
-      c10::cuda::CUDAStreamGuard guard(side);
+      side_stream.synchronize();
+      caller_stream.synchronize();
+      c10::StreamGuard guard(side_stream);
       run(static_inputs, graph_id);  // warm-up on the capture stream, as torch.cuda.graphs does
-      side.synchronize();
+      side_stream.synchronize();
       graph->capture_begin();
       try {
         static_outputs = run(static_inputs, graph_id);
@@ -97,7 +100,7 @@ struct Replay {
         throw;
       }
       graph->capture_end();
-      side.synchronize();
+      side_stream.synchronize();
       captured = signature(inputs);
       log(LogChannel::PerfHints, "graph {} is replayed as a CUDA graph from now on", name);
     } catch (const std::exception& e) {
