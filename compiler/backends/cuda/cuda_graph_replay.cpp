@@ -76,7 +76,13 @@ struct Replay {
   // follows on the caller's stream.
   void capture(const std::vector<c10::IValue>& inputs, int64_t graph_id) {
     static_inputs = copies(inputs);
-    const c10::Device device = inputs.empty() ? c10::Device(c10::kCUDA, 0) : static_inputs[0].toTensor().device();
+    c10::Device device(c10::kCUDA, 0);  // the first tensor input's (signature() made them all CUDA)
+    for (const auto& v : static_inputs) {
+      if (v.isTensor()) {
+        device = v.toTensor().device();
+        break;
+      }
+    }
     c10::cuda::CUDAStream caller = c10::cuda::getCurrentCUDAStream(device.index());
     c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool(false, device.index());
     graph = std::make_unique<at::cuda::CUDAGraph>();
