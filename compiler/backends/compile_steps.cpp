@@ -133,6 +133,15 @@ void log_hints(const std::vector<PerfHint>& hints) {
   }
 }
 
+std::unique_ptr<CompiledGraph> eager_with_report(const CapturedGraph& g, CpuProfiler* profiler, CompileReport report) {
+  log_hints(report.hints);
+  report.ir = g.ir();
+  report.extern_calls = static_cast<int>(g.ops.size());
+  std::shared_ptr<CompiledGraph> graph = make_eager_backend()->compile(g, {}, profiler);
+  return std::make_unique<ReportedGraph>(
+      [graph](const std::vector<c10::IValue>& in, int64_t id) { return graph->run(in, id); }, std::move(report));
+}
+
 PerfHint hint(std::string kind, const GraphOp* op, std::string message) {
   PerfHint h;
   h.kind = std::move(kind);

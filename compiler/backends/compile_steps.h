@@ -72,6 +72,10 @@ void log_hints(const std::vector<PerfHint>& hints);
 
 PerfHint hint(std::string kind, const GraphOp* op, std::string message);
 
+// The graph run op by op through LibTorch (the eager backend), with `report` saying why; its hints
+// logged.
+std::unique_ptr<CompiledGraph> eager_with_report(const CapturedGraph& g, CpuProfiler* profiler, CompileReport report);
+
 // The report's counts (kernels, fused ops, extern and fallback calls), kernel groups and the
 // fallback hints of a scheduled program.
 void summarize(const CapturedGraph& g, const ScheduledProgram& s, CompileReport& report);

@@ -49,7 +49,7 @@ class NvrtcCompiler {
   std::shared_ptr<const NvrtcApi> api_;
 };
 
-// "sm_90" for compute capability 9.0; checks the form of a user's --arch ("sm_XY", digits).
+// Whether a user's --arch has the form NVRTC takes: sm_XY, digits, an optional a or f suffix.
 bool valid_cuda_arch(const std::string& arch);
 
 }  // namespace tcprof

@@ -323,12 +323,7 @@ class CppBackend : public Backend {
   }
 
   std::unique_ptr<CompiledGraph> eager(const CapturedGraph& g, CpuProfiler* profiler, CompileReport report) {
-    log_hints(report.hints);
-    report.ir = g.ir();
-    report.extern_calls = static_cast<int>(g.ops.size());
-    std::shared_ptr<CompiledGraph> graph = make_eager_backend()->compile(g, {}, profiler);
-    return std::make_unique<ReportedGraph>(
-        [graph](const std::vector<c10::IValue>& in, int64_t id) { return graph->run(in, id); }, std::move(report));
+    return eager_with_report(g, profiler, std::move(report));
   }
 
   bool strict_;
