@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "compiler/backends/cpp/codegen/c_expressions.h"
 #include "compiler/backends/cpp/lower/kernel_levels.h"
 #include "core/sha256.h"
 
@@ -122,6 +123,9 @@ class CudaKernelWriter {
     auto a = [&](size_t idx) { return fmt::format("t{}", n.args[idx]); };
     // f32 and f64 math by name (NVRTC's and libm's float functions carry an f suffix).
     auto fn = [&](const char* base) { return fmt::format("{}{}({})", base, f32 ? "f" : "", a(0)); };
+    std::vector<std::string> args;
+    for (size_t i = 0; i < n.args.size(); ++i) args.push_back(a(i));
+    if (std::string e = c_operator_expr(n.op, args); !e.empty()) return e;
     switch (n.op) {
       case ExprOp::Load: return load(n.input, j);
       case ExprOp::Const: return literal(n.value, n.type);
@@ -131,7 +135,6 @@ class CudaKernelWriter {
         if (n.type == ElemType::BF16) return fmt::format("tc_round_bf16(static_cast<float>({}))", a(0));
         if (n.type == ElemType::F16) return fmt::format("tc_round_f16(static_cast<float>({}))", a(0));
         return fmt::format("static_cast<{}>({})", T, a(0));
-      case ExprOp::Neg: return fmt::format("(-{})", a(0));
       case ExprOp::Abs: return fp ? fn("fabs") : fmt::format("({0} < 0 ? -{0} : {0})", a(0));
       case ExprOp::Exp: return fn("exp");
       case ExprOp::Log: return fn("log");
@@ -150,30 +153,19 @@ class CudaKernelWriter {
       case ExprOp::Ceil: return fn("ceil");
       case ExprOp::Round: return fn("rint");  // half to even, as nearbyint and torch.round
       case ExprOp::Recip: return fmt::format("(static_cast<{}>(1) / {})", T, a(0));
-      case ExprOp::Not: return fmt::format("(!{})", a(0));
-      case ExprOp::Add: return fmt::format("({} + {})", a(0), a(1));
-      case ExprOp::Sub: return fmt::format("({} - {})", a(0), a(1));
-      case ExprOp::Mul: return fmt::format("({} * {})", a(0), a(1));
-      case ExprOp::Div: return fmt::format("({} / {})", a(0), a(1));
       case ExprOp::Max: return fmt::format("tc_max<{}>({}, {})", T, a(0), a(1));
       case ExprOp::Min: return fmt::format("tc_min<{}>({}, {})", T, a(0), a(1));
       case ExprOp::Pow:
         return f32 ? fmt::format("powf({}, {})", a(0), a(1))
                    : fmt::format("static_cast<{}>(pow(static_cast<double>({}), static_cast<double>({})))", T, a(0), a(1));
-      case ExprOp::Eq: return fmt::format("({} == {})", a(0), a(1));
-      case ExprOp::Ne: return fmt::format("({} != {})", a(0), a(1));
-      case ExprOp::Lt: return fmt::format("({} < {})", a(0), a(1));
-      case ExprOp::Le: return fmt::format("({} <= {})", a(0), a(1));
-      case ExprOp::Gt: return fmt::format("({} > {})", a(0), a(1));
-      case ExprOp::Ge: return fmt::format("({} >= {})", a(0), a(1));
-      case ExprOp::And: return fmt::format("({} && {})", a(0), a(1));
-      case ExprOp::Or: return fmt::format("({} || {})", a(0), a(1));
-      case ExprOp::Where: return fmt::format("({} ? {} : {})", a(0), a(1), a(2));
       // One rounding: eager's add/sub with alpha on the GPU fuses it too. An operand may be a
       // wider accumulator (a row's double sum), rounded to T as eager's tensor of it is.
       case ExprOp::Fma:
         return fp ? fmt::format("fma{}(static_cast<{}>({}), static_cast<{}>({}), static_cast<{}>({}))", f32 ? "f" : "", T, a(0), T, a(1), T, a(2))
                   : fmt::format("({} * {} + {})", a(0), a(1), a(2));
+      case ExprOp::Neg: case ExprOp::Not: case ExprOp::Add: case ExprOp::Sub: case ExprOp::Mul:
+      case ExprOp::Div: case ExprOp::Eq: case ExprOp::Ne: case ExprOp::Lt: case ExprOp::Le: case ExprOp::Gt:
+      case ExprOp::Ge: case ExprOp::And: case ExprOp::Or: case ExprOp::Where: break;  // c_operator_expr
       case ExprOp::ReduceSum:
       case ExprOp::ReduceMax:
       case ExprOp::ReduceMin: break;  // accumulators, written by the row phases

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "compiler/backends/cpp/codegen/c_expressions.h"
 #include "compiler/backends/cpp/lower/kernel_levels.h"
 #include "core/sha256.h"
 
@@ -103,6 +104,9 @@ class KernelWriter {
     bool fp = is_floating(n.type);
     bool f32 = n.type == ElemType::F32;
     auto a = [&](size_t idx) { return fmt::format("t{}", n.args[idx]); };
+    std::vector<std::string> args;
+    for (size_t i = 0; i < n.args.size(); ++i) args.push_back(a(i));
+    if (std::string e = c_operator_expr(n.op, args); !e.empty()) return e;
     switch (n.op) {
       case ExprOp::Load: {
         const KernelInput& in = k_.inputs[static_cast<size_t>(n.input)];
@@ -114,7 +118,6 @@ class KernelWriter {
       case ExprOp::Const: return literal(n.value, n.type);
       case ExprOp::RowLen: return fmt::format("static_cast<{}>(inner)", T);
       case ExprOp::Cast: return fmt::format("static_cast<{}>({})", T, a(0));
-      case ExprOp::Neg: return fmt::format("(-{})", a(0));
       case ExprOp::Abs: return fp ? fmt::format("std::fabs({})", a(0)) : fmt::format("({0} < 0 ? -{0} : {0})", a(0));
       case ExprOp::Exp: return fmt::format(fmt::runtime(f32 ? "tc_exp({})" : "std::exp({})"), a(0));
       case ExprOp::Log: return fmt::format("std::log({})", a(0));
@@ -131,27 +134,16 @@ class KernelWriter {
       case ExprOp::Ceil: return fmt::format("std::ceil({})", a(0));
       case ExprOp::Round: return fmt::format("std::nearbyint({})", a(0));
       case ExprOp::Recip: return fmt::format("(static_cast<{}>(1) / {})", T, a(0));
-      case ExprOp::Not: return fmt::format("(!{})", a(0));
-      case ExprOp::Add: return fmt::format("({} + {})", a(0), a(1));
-      case ExprOp::Sub: return fmt::format("({} - {})", a(0), a(1));
-      case ExprOp::Mul: return fmt::format("({} * {})", a(0), a(1));
-      case ExprOp::Div: return fmt::format("({} / {})", a(0), a(1));
       case ExprOp::Max: return fmt::format("tc_max<{}>({}, {})", T, a(0), a(1));
       case ExprOp::Min: return fmt::format("tc_min<{}>({}, {})", T, a(0), a(1));
       case ExprOp::Pow: return fmt::format("static_cast<{}>(std::pow({}, {}))", T, a(0), a(1));
-      case ExprOp::Eq: return fmt::format("({} == {})", a(0), a(1));
-      case ExprOp::Ne: return fmt::format("({} != {})", a(0), a(1));
-      case ExprOp::Lt: return fmt::format("({} < {})", a(0), a(1));
-      case ExprOp::Le: return fmt::format("({} <= {})", a(0), a(1));
-      case ExprOp::Gt: return fmt::format("({} > {})", a(0), a(1));
-      case ExprOp::Ge: return fmt::format("({} >= {})", a(0), a(1));
-      case ExprOp::And: return fmt::format("({} && {})", a(0), a(1));
-      case ExprOp::Or: return fmt::format("({} || {})", a(0), a(1));
-      case ExprOp::Where: return fmt::format("({} ? {} : {})", a(0), a(1), a(2));
       // <T>: an operand may be a wider accumulator (a row's double sum), rounded to T as eager's
       // tensor of it is.
       case ExprOp::Fma:
         return fp ? fmt::format("tc_fma<{}>({}, {}, {})", T, a(0), a(1), a(2)) : fmt::format("({} * {} + {})", a(0), a(1), a(2));
+      case ExprOp::Neg: case ExprOp::Not: case ExprOp::Add: case ExprOp::Sub: case ExprOp::Mul:
+      case ExprOp::Div: case ExprOp::Eq: case ExprOp::Ne: case ExprOp::Lt: case ExprOp::Le: case ExprOp::Gt:
+      case ExprOp::Ge: case ExprOp::And: case ExprOp::Or: case ExprOp::Where: break;  // c_operator_expr
       case ExprOp::ReduceSum:
       case ExprOp::ReduceMax:
       case ExprOp::ReduceMin: break;  // accumulators, written by the row loops
