@@ -63,6 +63,37 @@ inline void expect_same_output(const c10::IValue& compiled, const c10::IValue& e
   }
 }
 
+// What a module's compiles made, summed over its graphs; every compile must have succeeded.
+struct Totals {
+  int kernels = 0, unique = 0, fused = 0, native = 0, fallbacks = 0;
+  std::string ir, code;
+};
+
+inline Totals totals(const CompiledModule& m) {
+  Totals t;
+  for (const auto& f : m.frames()) {
+    for (const auto& e : f->entries) {
+      const CompileReport& r = e->compiled->report();
+      EXPECT_FALSE(r.compile_failed) << r.failure;
+      t.kernels += r.kernels;
+      t.unique += r.unique_kernels;
+      t.fused += r.fused_ops;
+      t.native += r.window_kernels;
+      t.fallbacks += r.fallback_calls;
+      t.ir += r.ir;
+      t.code += r.code;
+    }
+  }
+  return t;
+}
+
+// A sample model and its input specs, for tests parameterised over the samples.
+struct SampleCase {
+  const char* model;
+  std::vector<std::string> inputs;
+};
+inline void PrintTo(const SampleCase& c, std::ostream* os) { *os << c.model; }
+
 struct BreakSummary {
   std::string type, id, file;
   int line = 0;

@@ -25,37 +25,10 @@ using testing::run_command;
 using testing::sample;
 using testing::strict_cpp;
 using testing::TempDir;
+using testing::SampleCase;
+using testing::Totals;
+using testing::totals;
 
-
-struct Totals {
-  int kernels = 0, unique = 0, fused = 0, native = 0, fallbacks = 0;
-  std::string ir, code;
-};
-
-Totals totals(const CompiledModule& m) {
-  Totals t;
-  for (const auto& f : m.frames()) {
-    for (const auto& e : f->entries) {
-      const CompileReport& r = e->compiled->report();
-      EXPECT_FALSE(r.compile_failed) << r.failure;
-      t.kernels += r.kernels;
-      t.unique += r.unique_kernels;
-      t.fused += r.fused_ops;
-      t.native += r.window_kernels;
-      t.fallbacks += r.fallback_calls;
-      t.ir += r.ir;
-      t.code += r.code;
-    }
-  }
-  return t;
-}
-
-struct SampleCase {
-  const char* model;
-  std::vector<std::string> inputs;
-};
-
-void PrintTo(const SampleCase& c, std::ostream* os) { *os << c.model; }
 
 class CppSamples : public ::testing::TestWithParam<SampleCase> {};
 

@@ -24,6 +24,9 @@ using testing::expect_same_output;
 using testing::inputs_for;
 using testing::run_command;
 using testing::sample;
+using testing::SampleCase;
+using testing::Totals;
+using testing::totals;
 
 CompileOptions strict_cuda() {
   CompileOptions o;
@@ -32,31 +35,6 @@ CompileOptions strict_cuda() {
   o.cuda_arch = "sm_90";
   return o;
 }
-
-struct Report {
-  int kernels = 0;
-  std::string ir, code;
-};
-
-Report report_of(const CompiledModule& m) {
-  Report t;
-  for (const auto& f : m.frames()) {
-    for (const auto& e : f->entries) {
-      const CompileReport& r = e->compiled->report();
-      EXPECT_FALSE(r.compile_failed) << r.failure;
-      t.kernels += r.kernels;
-      t.ir += r.ir;
-      t.code += r.code;
-    }
-  }
-  return t;
-}
-
-struct SampleCase {
-  const char* model;
-  std::vector<std::string> inputs;
-};
-void PrintTo(const SampleCase& c, std::ostream* os) { *os << c.model; }
 
 class CudaSamples : public ::testing::TestWithParam<SampleCase> {};
 
@@ -71,7 +49,7 @@ TEST_P(CudaSamples, MatchesEagerInEmulation) {
     auto in = inputs_for(c.inputs, call);
     expect_same_output(m.call(in), reference.call_eager(in));
   }
-  Report r = report_of(m);
+  Totals r = totals(m);
   EXPECT_GT(r.kernels, 0) << r.ir;
   if (NvrtcCompiler::available()) {
     EXPECT_NE(r.ir.find("CUBIN for sm_90"), std::string::npos) << r.ir.substr(0, 400);
@@ -106,7 +84,7 @@ TEST(CudaBackend, RowSumsFollowTheAccumulationRule) {
   at::NoGradGuard no_grad;
   CompiledModule m(load_model(sample("gpt_tiny")), strict_cuda(), nullptr);
   m.call(inputs_for({"i64[2,16](0,512)"}, 0));
-  Report r = report_of(m);
+  Totals r = totals(m);
   EXPECT_NE(r.code.find("double t"), std::string::npos) << "a layer norm's sum accumulates in double";
   EXPECT_NE(r.code.find("float t"), std::string::npos);
   EXPECT_NE(r.code.find("tc_block_reduce"), std::string::npos);
@@ -160,7 +138,7 @@ TEST(CudaBackend, Bf16GraphsCompileIntoKernelsAndMatchEager) {
     Comparison c = compare_values(out, eager, &*oracle, Tolerance{});
     EXPECT_TRUE(c.ok) << c.problem;
   }
-  Report r = report_of(m);
+  Totals r = totals(m);
   EXPECT_GT(r.kernels, 0) << r.ir;
   EXPECT_NE(r.code.find("tc_bf16_to_float(r"), std::string::npos);
   EXPECT_NE(r.code.find("tc_float_to_bf16(t"), std::string::npos);
