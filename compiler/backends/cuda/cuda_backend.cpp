@@ -218,16 +218,10 @@ class CudaBackend : public Backend {
 
   // LibTorch's current stream on the device, where its kernels go (a CUDA graph's capture stream
   // included): ours go there too, so they stay ordered with LibTorch's. Without the stream's
-  // handle (LibTorch before 2.2), only the default stream, and false on any other.
+  // handle (Debian's 2.6, say), only the default stream, and false on any other.
   static bool current_stream(const c10::Device& device, void** stream) {
     const c10::Stream current = c10::impl::getDeviceGuardImpl(device.type())->getStream(device);
-#if TCPROF_HAVE_STREAM_NATIVE_HANDLE
-    *stream = current.native_handle();
-    return true;
-#else
-    *stream = nullptr;
-    return current.id() == 0;
-#endif
+    return compat::native_stream(current, stream);
   }
 
   std::unique_ptr<CompiledGraph> eager(const CapturedGraph& g, CpuProfiler* profiler, CompileReport report) {
