@@ -18,8 +18,8 @@
 
 #include <fmt/format.h>
 
-#include "cli/import/trace_import.h"
-#include "cli/import/trace_lines.h"
+#include "importers/trace_import.h"
+#include "importers/trace_lines.h"
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;

@@ -19,7 +19,7 @@
 #include "cli/baseline.h"
 #include "cli/commands.h"
 #include "cli/gate_format.h"
-#include "cli/import/trace_import.h"
+#include "importers/trace_import.h"
 #include "cli/model_command.h"
 #include "cli/progress.h"
 #include "cli/text_format.h"

@@ -2,7 +2,12 @@
 // torch.compile logs (TORCH_TRACE) and profiler traces into a run database, so report, check,
 // diff, export and the GUI work for Python users. Exit 2 when an input is not usable at all;
 // damage inside a log is reported and the rest imported.
+// `tcprof import --follow DIR [--kineto-dir DIR]`: the same for a job still running, as it writes.
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -13,9 +18,11 @@
 
 #include "analysis/break_sites.h"
 #include "cli/commands.h"
-#include "cli/import/trace_import.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/run_reader.h"
+#include "importers/trace_follow.h"
+#include "importers/trace_import.h"
 
 namespace tcprof::cli {
 namespace {
@@ -24,6 +31,8 @@ struct ImportOptions {
   std::vector<std::string> paths, kineto;
   std::string db;
   bool json = false;
+  std::string follow, kineto_dir;
+  int poll_ms = 200;
 };
 
 // ./tcprof-runs/<first input's name>-<date-time>.db, like the commands that record.
@@ -44,10 +53,7 @@ std::string default_db(const std::string& first) {
   return fmt::format("tcprof-runs/{}-{}.db", stem, stamp);
 }
 
-void run_import(ImportOptions o) {
-  if (o.paths.empty() && o.kineto.empty()) throw Error(ErrorKind::Usage, "import: give a TORCH_TRACE file or folder, or --kineto TRACE.json");
-  import::ImportRequest request{o.paths, o.kineto, o.db.empty() ? default_db(o.paths.empty() ? o.kineto.front() : o.paths.front()) : o.db};
-  import::ImportResult result = import::import_traces(request);
+void print_result(const ImportOptions& o, const import::ImportResult& result) {
   for (const auto& w : result.warnings) std::cerr << "tcprof: warning: " << w << "\n";
 
   nlohmann::json runs = nlohmann::json::array();
@@ -98,6 +104,62 @@ void run_import(ImportOptions o) {
   }
 }
 
+void run_import(ImportOptions o) {
+  if (o.paths.empty() && o.kineto.empty()) throw Error(ErrorKind::Usage, "import: give a TORCH_TRACE file or folder, or --kineto TRACE.json");
+  import::ImportRequest request{o.paths, o.kineto, o.db.empty() ? default_db(o.paths.empty() ? o.kineto.front() : o.paths.front()) : o.db};
+  print_result(o, import::import_traces(request));
+}
+
+// Polls until the job's processes have all exited (then reads the rest) or until Ctrl-C.
+void run_follow(ImportOptions o) {
+  if (!o.paths.empty() || !o.kineto.empty()) {
+    throw Error(ErrorKind::Usage, "import --follow DIR takes no other logs or --kineto files: use --kineto-dir for the "
+                                  "profiler's output folder");
+  }
+  std::error_code ec;
+  if (std::filesystem::exists(o.follow, ec) && !std::filesystem::is_directory(o.follow, ec)) {
+    throw Error(ErrorKind::Usage, fmt::format("import --follow wants the job's TORCH_TRACE folder; '{}' is a file "
+                                              "(tcprof import {} reads a finished log)", o.follow, o.follow));
+  }
+  const std::string db = o.db.empty() ? default_db(o.follow) : o.db;
+  import::TraceFollower follower({o.follow, o.kineto_dir, db});
+
+  // Ctrl-C: the watcher thread asks the loop to stop and waits for it to close the runs; the
+  // process then exits 130 as every interrupted command does.
+  std::atomic<bool> stop{false};
+  std::mutex m;
+  std::condition_variable cv;
+  bool closed = false;
+  interrupt::Registration on_interrupt([&](int) {
+    stop = true;
+    std::unique_lock<std::mutex> lock(m);
+    cv.wait_for(lock, std::chrono::seconds(30), [&] { return closed; });
+  });
+  std::cerr << fmt::format("tcprof: following {}{} into {} (ends when the job exits, or Ctrl-C)\n", o.follow,
+                           o.kineto_dir.empty() ? "" : " and " + o.kineto_dir, db);
+  bool ended = false;
+  while (!stop) {
+    follower.poll();
+    if (follower.job_ended()) {
+      ended = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(o.poll_ms));
+  }
+  import::ImportResult result = follower.finish(!ended);
+  try {
+    print_result(o, result);
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(m);
+    closed = true;
+    cv.notify_all();
+    throw;
+  }
+  std::lock_guard<std::mutex> lock(m);
+  closed = true;
+  cv.notify_all();
+}
+
 }  // namespace
 
 void add_import_command(CLI::App& app) {
@@ -108,7 +170,17 @@ void add_import_command(CLI::App& app) {
   cmd->add_option("--kineto", o->kineto, "torch.profiler Chrome trace (.json or .json.gz) of the same job; repeatable (one per rank)");
   cmd->add_option("--db", o->db, "Run database to write (default: ./tcprof-runs/<name>-<date-time>.db)");
   cmd->add_flag("--json", o->json, "Machine-readable output");
-  cmd->callback([o] { run_import(*o); });
+  cmd->add_option("--follow", o->follow,
+                  "A running job's TORCH_TRACE folder: import as it is written until the job exits (or Ctrl-C); "
+                  "tcprof-gui shows the run live");
+  cmd->add_option("--kineto-dir", o->kineto_dir,
+                  "With --follow: torch.profiler's output folder (tensorboard_trace_handler), one trace per step");
+  cmd->add_option("--poll-ms", o->poll_ms, "With --follow: how often to look for new lines")->check(CLI::Range(10, 10000));
+  cmd->callback([o] {
+    if (!o->follow.empty()) run_follow(*o);
+    else if (!o->kineto_dir.empty()) throw Error(ErrorKind::Usage, "import: --kineto-dir goes with --follow DIR");
+    else run_import(*o);
+  });
 }
 
 }  // namespace tcprof::cli

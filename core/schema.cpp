@@ -193,4 +193,24 @@ void create_or_validate_schema(Database& db) {
   tx.commit();
 }
 
+void delete_run(Database& db, int64_t run_id) {
+  // Every table with a run_id column: the v1 tables and those later versions added.
+  static const char* const kRunTables[] = {"frames",      "compiles",         "compile_phases", "graphs",
+                                           "graph_breaks", "guards",          "guard_failures", "recompiles",
+                                           "calls",       "kernels",          "steps",          "perf_hints",
+                                           "kernel_summaries", "run_counters", "sources"};
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    for (const char* table : kRunTables) {
+      if (!has_table(db, table)) continue;
+      db.prepare(fmt::format("DELETE FROM {} WHERE run_id=?", table)).bind(1, run_id).run();
+    }
+    db.prepare("DELETE FROM runs WHERE id=?").bind(1, run_id).run();
+    db.exec("COMMIT");
+  } catch (...) {
+    db.exec("ROLLBACK");
+    throw;
+  }
+}
+
 }  // namespace tcprof

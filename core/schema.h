@@ -1,6 +1,7 @@
 // The tcprof database schema (PRODUCT.md, "Database"). Bump kSchemaVersion whenever a table or a
 // column's meaning changes; readers refuse files with a newer version.
 #pragma once
+#include <cstdint>
 #include <string>
 
 namespace tcprof {
@@ -24,5 +25,9 @@ void create_or_validate_schema(Database& db);
 // Checks that an existing file is a tcprof database this build can read.
 // Returns the file's schema version.
 int validate_schema(Database& db);
+
+// Removes run `run_id` and every row that belongs to it, in one transaction (a re-import that
+// starts over, `import --follow` restarted). The caller holds a writable, validated database.
+void delete_run(Database& db, int64_t run_id);
 
 }  // namespace tcprof

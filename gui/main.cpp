@@ -36,7 +36,7 @@ struct Options {
     parser.addOption(view);
     parser.addOption(size);
     parser.addOption(range);
-    parser.addPositionalArgument("db", "tcprof databases to open", "[DB...]");
+    parser.addPositionalArgument("path", "tcprof databases, or TORCH_TRACE logs or folders to import and open", "[DB|TRACE...]");
   }
 };
 

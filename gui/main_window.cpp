@@ -90,20 +90,33 @@ MainWindow::MainWindow(bool interactive, QWidget* parent)
             open_requests_.remove(request);
             QTreeWidgetItem* newest = run_list_->setFile(path, runs);
             compare_->setAvailableRuns(run_list_->allRuns());
-            addRecent(path);
+            if (!imported_from_.contains(path)) addRecent(path);
             // The first file opened shows its newest run; later files wait to be picked.
             if (path == first_file_ || first_file_.isEmpty()) {
               first_file_.clear();
               if (!current_ && !run_wanted_ && newest) run_list_->setCurrentItem(newest);
             }
           });
+  // A TORCH_TRACE imported for the window: its placeholder in the list becomes the database.
+  connect(loader_, &DbLoader::imported, this,
+          [this](int request, const QString& trace, const QString& db, const QStringList& warnings) {
+            run_list_->removeFile(trace);
+            run_list_->setFile(db, {});
+            imported_from_[db] = trace;
+            if (first_file_ == trace) first_file_ = db;
+            addRecent(trace);
+            status_->setText(QString("Imported %1 (a temporary database; `tcprof import` keeps one)%2")
+                                 .arg(trace, warnings.isEmpty() ? QString() : ": " + warnings.join("; ")));
+            Q_UNUSED(request);
+          });
   connect(loader_, &DbLoader::runLoaded, this, [this](int request, RunDataPtr run) {
     if (request == run_request_) applyRun(std::move(run));
   });
   connect(loader_, &DbLoader::failed, this, &MainWindow::onFailed);
   connect(loader_, &DbLoader::progress, this, [this](int request, const QString& text, double fraction) {
-    // Live refreshes happen every second: they update quietly, without progress noise.
-    if (request != run_request_ || request == live_request_) return;
+    // Live refreshes happen every second: they update quietly, without progress noise. An open
+    // that imports a TORCH_TRACE reports its progress too.
+    if ((request != run_request_ && !open_requests_.contains(request)) || request == live_request_) return;
     status_->setText(text + "…");
     progress_->setValue(static_cast<int>(fraction * 100));
   });
@@ -143,6 +156,14 @@ QString MainWindow::currentViewName() const { return viewNames().value(tabs_->cu
 void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu("&File");
   file->addAction("&Open…", QKeySequence::Open, this, &MainWindow::chooseFiles);
+  file->addAction("Open TORCH_TRACE &Folder…", this, [this] {
+    QSettings settings;
+    const QString dir = QFileDialog::getExistingDirectory(this, "Open a TORCH_TRACE folder (one log per rank)",
+                                                          settings.value("dialog/dir").toString());
+    if (dir.isEmpty()) return;
+    settings.setValue("dialog/dir", dir);
+    openFiles({dir});
+  });
   recent_menu_ = file->addMenu("Open &Recent");
   file->addAction("&Close File", QKeySequence::Close, this, [this] {
     const RunKey key = run_list_->currentRun();
@@ -191,8 +212,8 @@ void MainWindow::openFiles(const QStringList& paths) {
 void MainWindow::chooseFiles() {
   QSettings settings;
   const QStringList files = QFileDialog::getOpenFileNames(
-      this, "Open tcprof databases", settings.value("dialog/dir").toString(),
-      "tcprof databases (*.db *.sqlite *.sqlite3);;All files (*)");
+      this, "Open tcprof databases or TORCH_TRACE logs", settings.value("dialog/dir").toString(),
+      "tcprof databases (*.db *.sqlite *.sqlite3);;TORCH_TRACE logs (*.log *.log.gz);;All files (*)");
   if (files.isEmpty()) return;
   settings.setValue("dialog/dir", QFileInfo(files.front()).absolutePath());
   openFiles(files);

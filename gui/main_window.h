@@ -2,6 +2,7 @@
 // progress indicator in the status bar, live refresh of runs still being written.
 #pragma once
 #include <QComboBox>
+#include <QHash>
 #include <QLabel>
 #include <QMainWindow>
 #include <QProgressBar>
@@ -32,6 +33,7 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(bool interactive = true, QWidget* parent = nullptr);
   ~MainWindow() override;
 
+  // Databases, or TORCH_TRACE logs and folders (imported into a temporary database first).
   void openFiles(const QStringList& paths);
   // View names: overview breaks recompiles kernels graphs training compare ranks.
   static QStringList viewNames();
@@ -45,6 +47,7 @@ class MainWindow : public QMainWindow {
   int liveRefreshes() const { return live_refreshes_; }
 
   RunList* runList() const { return run_list_; }
+  DbLoader* loader() const { return loader_; }
   OverviewView* overview() const { return overview_; }
   BreaksView* breaks() const { return breaks_; }
   RecompilesView* recompiles() const { return recompiles_; }
@@ -105,6 +108,7 @@ class MainWindow : public QMainWindow {
   QString first_file_;       // file whose newest run is shown when it has been listed
   int live_refreshes_ = 0;
   QString live_signature_;  // size and mtime of the file and its WAL at the last live read
+  QHash<QString, QString> imported_from_;  // temporary database -> the TORCH_TRACE it holds
 };
 
 }  // namespace tcprof::gui

@@ -1,4 +1,4 @@
-#include "cli/import/graph_break_text.h"
+#include "importers/graph_break_text.h"
 
 #include <cctype>
 #include <vector>
@@ -72,19 +72,20 @@ std::string break_type_for(const std::string& gb_id, std::string_view text) {
   if (gb_id == "GB0124") return "scalar_output";
   if (gb_id == "GB0036") return "dynamic_output_shape";
   if (!gb_id.empty()) return "unsupported_op";
-  // Logs without registry ids (PyTorch 2.6 and older): the wording of Dynamo's messages.
-  if (contains(text, "builtin: print") || contains(text, "`print`") || contains(text, "warnings.warn") ||
-      contains(text, "builtin: warn")) {
+  // Logs without registry ids (PyTorch 2.6 and older, and breaks 2.15 still writes without a
+  // link, such as data-dependent branching): the wording of Dynamo's messages, in any case.
+  std::string lower(text);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto says = [&](std::string_view what) { return contains(lower, what); };
+  if (says("builtin: print") || says("`print`") || says("builtin print") || says("warnings.warn") ||
+      says("builtin: warn")) {
     return "side_effect";
   }
-  if (contains(text, "data-dependent branching") || contains(text, "generic_jump")) return "data_dependent_branch";
-  if (contains(text, "Tensor.item") || contains(text, "item()") || contains(text, "capture_scalar_outputs")) {
-    return "scalar_output";
+  if (says("data-dependent branching") || says("data-dependent jump") || says("generic_jump")) {
+    return "data_dependent_branch";
   }
-  if (contains(text, "dynamic shape operator") || contains(text, "Dynamic shape operator") ||
-      contains(text, "capture_dynamic_output_shape_ops")) {
-    return "dynamic_output_shape";
-  }
+  if (says("tensor.item") || says("item()") || says("capture_scalar_outputs")) return "scalar_output";
+  if (says("dynamic shape operator") || says("capture_dynamic_output_shape_ops")) return "dynamic_output_shape";
   return "unsupported_op";
 }
 

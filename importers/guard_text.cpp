@@ -1,4 +1,4 @@
-#include "cli/import/guard_text.h"
+#include "importers/guard_text.h"
 
 #include <cctype>
 #include <regex>

@@ -1,4 +1,4 @@
-#include "cli/import/kineto_importer.h"
+#include "importers/kineto_importer.h"
 
 #include <zlib.h>
 

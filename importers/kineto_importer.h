@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "cli/import/torch_trace_importer.h"
+#include "importers/torch_trace_importer.h"
 
 namespace tcprof::import {
 

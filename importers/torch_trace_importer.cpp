@@ -1,8 +1,9 @@
-#include "cli/import/torch_trace_importer.h"
+#include "importers/torch_trace_importer.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -10,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "cli/import/graph_break_text.h"
+#include "importers/graph_break_text.h"
 #include "core/sha256.h"
 #include "core/sqlite_db.h"
 #include "core/store_open.h"
@@ -86,6 +87,26 @@ bool known_record_kind(const std::string& kind) {
       "link", "graph_dump", "missing_fake_kernel", "mismatched_fake_kernel", "exported_program",
       "dynamo_error", "unbacked_symbol_created", "freeze_runtime_asserts"};
   return known.count(kind) > 0;
+}
+
+bool known_artifact_name(const std::string& name) {
+  static const std::set<std::string> known = {
+      // imported
+      "inductor_post_grad_graph", "dynamo_graph_break_reason", "recompile_reasons", "fx_graph_cache_miss",
+      "fx_graph_cache_hit", "fx_graph_cache_bypass", "triton_kernel_info", "dynamo_side_effects",
+      // known, not imported: intermediate graphs, configs, provenance, cache and version records
+      "aotautograd_cache_miss", "aotautograd_cache_hit", "aotautograd_cache_bypass", "torch_version",
+      "fx_graph_runnable", "aot_forward_graph_fw_metadata", "aot_autograd_runtime_wrappers",
+      "before_pre_grad_graph", "after_pre_grad_graph", "before_post_grad_graph", "before_joint_graph",
+      "after_joint_graph", "torch._functorch.config", "inductor_provenance_tracking_node_mappings",
+      "inductor_provenance_tracking_kernel_stack_traces"};
+  if (known.count(name) > 0) return true;
+  // Dynamo's bytecode of each resume function, before and after (2.15): FUNCTION_ORIGINAL_BYTECODE.
+  auto ends = [&](const char* tail) {
+    const size_t n = std::strlen(tail);
+    return name.size() > n && name.compare(name.size() - n, n, tail) == 0;
+  };
+  return ends("_ORIGINAL_BYTECODE") || ends("_MODIFIED_BYTECODE");
 }
 
 struct TorchTraceImporter::Compile {
@@ -557,7 +578,9 @@ void TorchTraceImporter::add(const TraceRecord& r) {
   } else if (kind == "dynamo_side_effects") {
     on_artifact(c, "dynamo_side_effects", r);
   } else if (kind == "artifact") {
-    on_artifact(c, str_or(body, "name"), r);
+    const std::string name = str_or(body, "name");
+    if (!known_artifact_name(name)) ++unknown_["artifact " + (name.empty() ? std::string("(no name)") : name)];
+    on_artifact(c, name, r);
   }
 }
 
@@ -588,14 +611,14 @@ void TorchTraceImporter::close_session() {
     text << in.rdbuf();
     if (!in.bad()) s.writer->record(SourceEvent{file, sha256_hex(text.str()), text.str()});
   }
-  s.writer->close(s.interrupted ? "interrupted" : "finished");
+  s.writer->close(s.interrupted || stopped_early_ ? "interrupted" : "finished");
   // What the run row could only learn from later records: version, config, device, start time,
   // and when the job was last seen (its last record), not when the import ran: an interrupted
   // run says when it stopped.
   auto db = open_store_for_writing(db_path_);
   auto st = db->prepare(
       "UPDATE runs SET libtorch_version=?, config_json=?, device=?, started_at=COALESCE(?, started_at), rank=?, "
-      "finished_at=COALESCE(?, finished_at), last_event_at=COALESCE(?, last_event_at) WHERE id=?");
+      "finished_at=COALESCE(?, finished_at), last_event_at=COALESCE(?, last_event_at), world_size=? WHERE id=?");
   std::optional<std::string> started, last;
   if (s.first_ns > 0) started = iso_utc(s.first_ns);
   if (s.last_ns > 0) last = iso_utc(s.last_ns);
@@ -609,11 +632,17 @@ void TorchTraceImporter::close_session() {
       .bind(5, rank)
       .bind(6, last)
       .bind(7, last)
-      .bind(8, s.stats.run_id)
+      .bind(8, world_size_)
+      .bind(9, s.stats.run_id)
       .run();
   s.stats.rank = rank;
+  s.stats.world_size = world_size_;
   done_.push_back(s.stats);
   session_.reset();
+}
+
+void TorchTraceImporter::flush() {
+  if (session_) session_->writer->flush();
 }
 
 KinetoTarget TorchTraceImporter::kineto_target() {

@@ -14,8 +14,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "cli/import/guard_text.h"
-#include "cli/import/trace_lines.h"
+#include "importers/guard_text.h"
+#include "importers/trace_lines.h"
 #include "core/events.h"
 #include "core/run_writer.h"
 
@@ -51,6 +51,13 @@ class TorchTraceImporter {
   ~TorchTraceImporter();
 
   void add(const TraceRecord& record);
+  // `import --follow` learns the job's ranks as their logs appear: the runs get the final count.
+  void set_world_size(int world_size) { world_size_ = world_size; }
+  // The job was still writing when the import stopped (Ctrl-C on `--follow`): the open session's
+  // run ends `interrupted`, as a native run stopped the same way does.
+  void stop_early() { stopped_early_ = true; }
+  // Blocks until everything added so far is committed (readers see it).
+  void flush();
   // The last session's target for a Kineto trace; opens an empty run when the log had none.
   KinetoTarget kineto_target();
   // Closes every run (damage counts go to the last one: the reader counts per file).
@@ -81,6 +88,7 @@ class TorchTraceImporter {
 
   std::string db_path_, trace_path_;
   int rank_, world_size_;
+  bool stopped_early_ = false;
   std::unordered_map<int64_t, std::string> strings_;  // string table: filename id -> path
   std::unique_ptr<Session> session_;
   std::vector<ImportedRun> done_;
@@ -89,5 +97,7 @@ class TorchTraceImporter {
 
 // True when `kind` is a TORCH_TRACE record kind tcprof knows (imported or deliberately skipped).
 bool known_record_kind(const std::string& kind);
+// True for an `artifact` record's name tcprof knows; others count as unknown ("artifact NAME").
+bool known_artifact_name(const std::string& name);
 
 }  // namespace tcprof::import

@@ -1,4 +1,4 @@
-#include "cli/import/trace_lines.h"
+#include "importers/trace_lines.h"
 
 #include <zlib.h>
 
@@ -50,6 +50,17 @@ void TraceLineReader::note(const std::string& what) {
   if (damage_.first_problem.empty()) damage_.first_problem = what;
 }
 
+uint64_t TraceLineReader::file_offset() const {
+  if (gz_ == nullptr) return 0;
+  const z_off_t at = gzoffset(static_cast<gzFile>(gz_));
+  return at < 0 ? 0 : static_cast<uint64_t>(at);
+}
+
+void TraceLineReader::set_follow(bool on) {
+  follow_ = on;
+  if (on) eof_ = false;
+}
+
 bool TraceLineReader::fill() {
   if (eof_) return false;
   if (pos_ > 0) {
@@ -59,6 +70,12 @@ bool TraceLineReader::fill() {
   size_t old = buffer_.size();
   buffer_.resize(old + kChunk);
   int n = gzread(static_cast<gzFile>(gz_), buffer_.data() + old, static_cast<unsigned>(kChunk));
+  if (n == 0 && follow_) {
+    // Only the current end: clear zlib's end-of-file state so the next read sees appended bytes.
+    buffer_.resize(old);
+    gzclearerr(static_cast<gzFile>(gz_));
+    return false;
+  }
   if (n <= 0) {
     buffer_.resize(old);
     eof_ = true;
@@ -97,6 +114,7 @@ bool TraceLineReader::read_line(std::string& line, bool& complete) {
     }
     if (!fill()) {
       if (pos_ >= buffer_.size()) return false;
+      if (follow_) return false;  // the rest of this line is still to be written
       line.assign(buffer_, pos_, std::string::npos);
       pos_ = buffer_.size();
       complete = false;
@@ -148,6 +166,7 @@ bool TraceLineReader::finish_pending(TraceRecord& out) {
     return false;
   }
   ++records_;
+  last_pid_ = pending_.pid;
   out = std::move(pending_);
   return true;
 }
@@ -157,6 +176,14 @@ bool TraceLineReader::next(TraceRecord& out) {
   for (;;) {
     bool complete = true;
     if (!read_line(line_, complete)) {
+      if (follow_) {
+        // A record is whole once its payload matches its MD5 (or it has none); otherwise the
+        // writer is still in the middle of it.
+        if (have_pending_ && (!pending_.has_payload || md5_hex(pending_.payload) == expected_md5_)) {
+          if (finish_pending(out)) return true;
+        }
+        return false;
+      }
       if (have_pending_) {
         if (finish_pending(out)) return true;
         continue;  // read_line keeps returning false: the loop ends above next time

@@ -46,9 +46,18 @@ class TraceLineReader {
   // The next intact record; false at the end of the file.
   bool next(TraceRecord& record);
 
+  // Follow mode (`import --follow`): the file is still being written. At its current end, next()
+  // returns false without judging what is there: a last line without its newline waits for the
+  // rest, and a record waits for more payload unless its payload already matches its MD5. A
+  // later next() reads what was appended since. Turning it off treats the end as final again.
+  void set_follow(bool on);
+
   const TraceDamage& damage() const { return damage_; }
   int64_t records() const { return records_; }
+  int64_t last_pid() const { return last_pid_; }  // the glog prefix's pid of the last record
   uint64_t bytes_read() const { return bytes_; }  // uncompressed
+  // How far into the file as stored (compressed bytes for .gz): progress against its size.
+  uint64_t file_offset() const;
   const std::string& path() const { return path_; }
 
  private:
@@ -64,9 +73,11 @@ class TraceLineReader {
   std::string buffer_;
   size_t pos_ = 0;
   bool eof_ = false;
+  bool follow_ = false;
   uint64_t bytes_ = 0;
   int64_t line_no_ = 0;
   int64_t records_ = 0;
+  int64_t last_pid_ = 0;
   TraceDamage damage_;
 
   // The record being assembled: its envelope has been read, payload lines may follow.

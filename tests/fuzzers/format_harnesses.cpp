@@ -6,8 +6,8 @@
 
 #include "analysis/baseline.h"
 #include "cli/baseline.h"
-#include "cli/import/trace_import.h"
-#include "cli/import/trace_lines.h"
+#include "importers/trace_import.h"
+#include "importers/trace_lines.h"
 #include "compiler/runtime/input_spec.h"
 #include "core/error.h"
 #include "tests/fuzzers/harness_support.h"

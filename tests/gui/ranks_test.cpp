@@ -5,7 +5,7 @@
 #include <QAbstractItemModelTester>
 #include <QtTest>
 
-#include "cli/import/trace_import.h"
+#include "importers/trace_import.h"
 #include "gui/main_window.h"
 #include "gui/ranks_view.h"
 #include "gui/recompiles_view.h"

@@ -6,7 +6,7 @@
 
 #include "analysis/break_sites.h"
 #include "analysis/recompiles.h"
-#include "cli/import/trace_import.h"
+#include "importers/trace_import.h"
 #include "core/run_reader.h"
 #include "core/sqlite_db.h"
 #include "tests/test_support.h"

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "cli/import/trace_import.h"
-#include "cli/import/trace_lines.h"
+#include "importers/trace_import.h"
+#include "importers/trace_lines.h"
 #include "core/run_reader.h"
 #include "core/sqlite_db.h"
 #include "tests/test_support.h"

@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/import/graph_break_text.h"
-#include "cli/import/guard_text.h"
+#include "importers/graph_break_text.h"
+#include "importers/guard_text.h"
 
 namespace tcprof::import {
 namespace {
