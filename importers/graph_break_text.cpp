@@ -72,8 +72,8 @@ std::string break_type_for(const std::string& gb_id, std::string_view text) {
   if (gb_id == "GB0124") return "scalar_output";
   if (gb_id == "GB0036") return "dynamic_output_shape";
   if (!gb_id.empty()) return "unsupported_op";
-  // Logs without registry ids (PyTorch 2.6 and older, and breaks 2.15 still writes without a
-  // link, such as data-dependent branching): the wording of Dynamo's messages, in any case.
+  // Logs without registry ids (PyTorch 2.6 and older): the wording of Dynamo's messages, which
+  // changes case between versions ("data-dependent branching", "Data-dependent branching").
   std::string lower(text);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   auto says = [&](std::string_view what) { return contains(lower, what); };

@@ -612,17 +612,28 @@ void TorchTraceImporter::close_session() {
     if (!in.bad()) s.writer->record(SourceEvent{file, sha256_hex(text.str()), text.str()});
   }
   s.writer->close(s.interrupted || stopped_early_ ? "interrupted" : "finished");
-  // What the run row could only learn from later records: version, config, device, start time,
-  // and when the job was last seen (its last record), not when the import ran: an interrupted
-  // run says when it stopped.
+  update_run_row(true);
+  const int rank = rank_ < 0 ? 0 : rank_;
+  s.stats.rank = rank;
+  s.stats.world_size = world_size_;
+  done_.push_back(s.stats);
+  session_.reset();
+}
+
+// What the run row can only learn from the records: version, config, device, start time; when
+// closing also when the job was last seen (its last record), not when the import ran: an
+// interrupted run says when it stopped.
+void TorchTraceImporter::update_run_row(bool closing) {
+  if (!session_) return;
+  Session& s = *session_;
   auto db = open_store_for_writing(db_path_);
   auto st = db->prepare(
       "UPDATE runs SET libtorch_version=?, config_json=?, device=?, started_at=COALESCE(?, started_at), rank=?, "
       "finished_at=COALESCE(?, finished_at), last_event_at=COALESCE(?, last_event_at), world_size=? WHERE id=?");
   std::optional<std::string> started, last;
   if (s.first_ns > 0) started = iso_utc(s.first_ns);
-  if (s.last_ns > 0) last = iso_utc(s.last_ns);
-  int rank = rank_ < 0 ? 0 : rank_;
+  if (closing && s.last_ns > 0) last = iso_utc(s.last_ns);
+  const int rank = rank_ < 0 ? 0 : rank_;
   const std::string config = s.config_json.empty() ? std::string("{}") : s.config_json;
   const std::string device = s.device.empty() ? std::string("cpu") : s.device;
   st.bind(1, s.stats.pytorch_version)
@@ -635,10 +646,6 @@ void TorchTraceImporter::close_session() {
       .bind(8, world_size_)
       .bind(9, s.stats.run_id)
       .run();
-  s.stats.rank = rank;
-  s.stats.world_size = world_size_;
-  done_.push_back(s.stats);
-  session_.reset();
 }
 
 void TorchTraceImporter::flush() {

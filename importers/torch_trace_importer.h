@@ -58,6 +58,9 @@ class TorchTraceImporter {
   void stop_early() { stopped_early_ = true; }
   // Blocks until everything added so far is committed (readers see it).
   void flush();
+  // Writes what the records said so far about the run (version, config, device, start) into the
+  // open session's run row, for readers of a run still being imported (`--follow`).
+  void update_run_row(bool closing = false);
   // The last session's target for a Kineto trace; opens an empty run when the log had none.
   KinetoTarget kineto_target();
   // Closes every run (damage counts go to the last one: the reader counts per file).

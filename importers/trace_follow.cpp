@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 
 #include <fmt/format.h>
@@ -67,6 +68,16 @@ int64_t kineto_pid(const std::string& name) {
   static const std::regex pid_re(R"(_(\d+)\.\d+\.pt\.trace\.json)");
   std::smatch m;
   return std::regex_search(name, m, pid_re) ? std::stoll(m[1]) : 0;
+}
+
+// A process that exited but was not reaped yet (a zombie) has ended too.
+bool process_alive(int64_t pid) {
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  std::getline(stat, text);
+  const size_t name_end = text.rfind(')');
+  return !(name_end != std::string::npos && name_end + 2 < text.size() && text[name_end + 2] == 'Z');
 }
 
 }  // namespace
@@ -158,9 +169,11 @@ int64_t TraceFollower::poll() {
   const int64_t before = records_;
   discover_logs();
   for (auto& log : logs_) {
-    records_ += feed_records(*log->reader, *log->importer, log->bad);
+    const int64_t fresh = feed_records(*log->reader, *log->importer, log->bad);
+    records_ += fresh;
     // A log is written by one process; its pid says when the job has ended.
     if (log->reader->records() > 0) log->pids.insert(log->reader->last_pid());
+    if (fresh > 0) log->importer->update_run_row();
   }
   discover_kineto();
   return records_ - before;
@@ -175,8 +188,7 @@ bool TraceFollower::job_ended() const {
   for (const auto& log : logs_) {
     for (int64_t pid : log->pids) {
       seen = true;
-      if (pid <= 0) continue;
-      if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM) return false;
+      if (pid > 0 && process_alive(pid)) return false;
     }
   }
   return seen;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The layering rules of the architecture (README "Layout"), checked on every #include of the
 # project's own headers: each folder may include only the folders listed for it. No arrow points
-# back up: core/ knows nothing of the rest, analysis/ only core/, the GUI never sees the compiler.
+# back up: core/ knows nothing of the rest, analysis/ only core/, importers/ core/ and analysis/,
+# the GUI never sees the compiler.
 set -euo pipefail
 root="${1:-$(dirname "$0")/..}"
 cd "$root"
@@ -10,10 +11,11 @@ declare -A allowed=(
   [core]="core"
   [analysis]="core analysis"
   [profiler]="core analysis profiler"
+  [importers]="core analysis importers"
   [compiler]="core profiler compiler"
-  [gui]="core analysis gui"
+  [gui]="core analysis importers gui"
   [api]="core profiler compiler api"
-  [cli]="core analysis profiler compiler api cli"
+  [cli]="core analysis importers profiler compiler api cli"
 )
 
 status=0

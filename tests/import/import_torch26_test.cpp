@@ -173,6 +173,31 @@ TEST(ImportTorch26, TwoRanksThatDiverge) {
   EXPECT_EQ(analysis::rank_divergence(reader, r1.run_id).items.size(), 6u);
 }
 
+// 2.6 logs its graph breaks without registry ids ("Reason: Data-dependent jump", "Unsupported:
+// Tensor.item", ...): each break's type comes from that text, never unsupported_op by default.
+TEST(ImportTorch26, BreakTypesFromTheReasonText) {
+  testing::TempDir dir;
+  ImportResult r = import_traces({{kFixtures + "/breaks_torch2.6_cpu.log.gz"}, {}, dir.file("b.db")});
+  ASSERT_TRUE(r.errors.empty()) << r.errors.front();
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings.front();
+  ASSERT_EQ(r.runs.size(), 1u);
+  EXPECT_EQ(r.runs[0].frames, 5);
+  EXPECT_EQ(r.runs[0].compiles, 5);
+  EXPECT_EQ(r.runs[0].graph_breaks, 4);
+  RunReader reader(r.db);
+  std::map<int, std::string> by_line;
+  for (const auto& site : analysis::break_sites(reader, r.runs[0].run_id)) {
+    EXPECT_EQ(site.file, kScript);
+    EXPECT_EQ(site.break_id, "");
+    EXPECT_EQ(site.count, 1);
+    by_line[site.line] = site.type;
+  }
+  EXPECT_EQ(by_line, (std::map<int, std::string>{{110, "side_effect"},
+                                                  {111, "data_dependent_branch"},
+                                                  {113, "scalar_output"},
+                                                  {114, "dynamic_output_shape"}}));
+}
+
 // torch._dynamo.reset() between two sessions: compile id 0/0 twice in one file, two runs.
 TEST(ImportTorch26, ResetStartsANewRun) {
   testing::TempDir dir;

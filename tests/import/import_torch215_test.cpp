@@ -1,0 +1,174 @@
+// Real PyTorch 2.15 logs (PyPI's torch 2.15.0, CPU, Inductor's C++ backend; made by
+// tests/fixtures/torch_trace/gen_torch215.sh) give exactly the counts written in
+// tests/fixtures/torch_trace/README.md, derived there with count_trace.py, not with this importer:
+// graph breaks of every kind (one of them without a registry link), recompiles on sizes and on a
+// float, dynamic=True, mark_dynamic, torch._dynamo.reset(), a job killed mid-compile, two gloo
+// ranks that diverge, regional compilation of repeated blocks, and a second process that hits
+// the FX-graph cache. 2.15 writes a lone recompile reason as bare text although its artifact says
+// "encoding": "json".
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "analysis/break_sites.h"
+#include "analysis/recompiles.h"
+#include "core/run_reader.h"
+#include "core/sqlite_db.h"
+#include "importers/trace_import.h"
+#include "tests/test_support.h"
+
+namespace tcprof::import {
+namespace {
+
+using tcprof::testing::query_db;
+using tcprof::testing::TempDir;
+
+const std::string kFixtures = std::string(TCPROF_TRACE_FIXTURES) + "/torch2.15_cpu/";
+const std::string kScript = "/tmp/fx215/make_traces_torch215.py";
+
+ImportResult import_mode(const std::string& mode, const TempDir& dir) {
+  ImportResult r = import_traces({{kFixtures + mode}, {}, dir.file(mode + ".db")});
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings.front();  // every record kind and artifact is known
+  for (const auto& run : r.runs) {
+    EXPECT_EQ(run.pytorch_version, "2.15.0+cu132");
+    EXPECT_EQ(run.damaged_records, 0);
+    EXPECT_EQ(run.unknown_records, 0);
+  }
+  return r;
+}
+
+int64_t restarts(const std::string& db, Id run_id) {
+  return std::stoll(query_db(db, "SELECT count(*) FROM compiles WHERE attempt > 0 AND run_id = " + std::to_string(run_id)));
+}
+
+TEST(ImportTorch215, BreaksOfEveryKindAndRecompilesOnSizesAndAFloat) {
+  TempDir dir;
+  ImportResult r = import_mode("breaks", dir);
+  ASSERT_EQ(r.runs.size(), 1u);
+  const ImportedRun& run = r.runs[0];
+  EXPECT_EQ(run.frames, 6);
+  EXPECT_EQ(run.compiles, 15);
+  EXPECT_EQ(run.compiles_incomplete, 0);
+  EXPECT_EQ(restarts(r.db, run.run_id), 11);
+  EXPECT_EQ(run.graph_breaks, 13);
+  EXPECT_EQ(run.recompiles, 9);
+  EXPECT_EQ(run.guard_failures, 13);
+  EXPECT_EQ(query_db(r.db, "SELECT count(*) FROM graphs WHERE kind='dynamo'"), "16\n");
+
+  // Five sites, each with its type; the data-dependent branch's type comes from its text.
+  RunReader reader(r.db);
+  std::map<int, std::string> by_line;
+  for (const auto& site : analysis::break_sites(reader, run.run_id)) {
+    EXPECT_EQ(site.file, kScript);
+    by_line[site.line] = site.type + " " + site.break_id + " x" + std::to_string(site.count);
+  }
+  EXPECT_EQ(by_line, (std::map<int, std::string>{{40, "side_effect GB0059 x2"},
+                                                  {41, "data_dependent_branch GB0170 x2"},
+                                                  {43, "scalar_output GB0124 x3"},
+                                                  {45, "dynamic_output_shape GB0036 x4"},
+                                                  {46, "unsupported_op GB0025 x2"}}));
+
+  // Bare-text reasons ("0/0: tensor 'x' size mismatch ...") and lists alike: every failure found
+  // its guard in the failed entry; the float recompiles name the value the entry was made for.
+  EXPECT_EQ(query_db(r.db, "SELECT count(*) FROM guard_failures WHERE guard_id = 0"), "0\n");
+  auto recompiles = analysis::recompiles_with_failures(reader, run.run_id);
+  std::map<std::string, size_t> failures;
+  for (const auto& rc : recompiles) failures[rc.compile_label] = rc.failures.size();
+  EXPECT_EQ(failures, (std::map<std::string, size_t>{{"0/1", 1}, {"1/1", 1}, {"2/1", 1}, {"2/2", 2}, {"3/1", 1},
+                                                      {"3/2", 2}, {"3/3", 3}, {"4/1", 1}, {"5/1", 1}}));
+  for (const auto& rc : recompiles) {
+    if (rc.compile_label != "0/1") continue;
+    EXPECT_EQ(rc.reason, "tensor 'x' size mismatch at index 0. expected 4, actual 8");
+    EXPECT_EQ(rc.failures[0].expected, "4");
+    EXPECT_EQ(rc.failures[0].actual, "8");
+  }
+  EXPECT_EQ(query_db(r.db, "SELECT expected FROM guard_failures WHERE message LIKE 'scale ==%'"), "1.0\n");
+}
+
+TEST(ImportTorch215, DynamicAndMarkDynamicCompileOnceForThreeSizes) {
+  for (const char* mode : {"dynamic", "mark_dynamic"}) {
+    SCOPED_TRACE(mode);
+    TempDir dir;
+    ImportResult r = import_mode(mode, dir);
+    ASSERT_EQ(r.runs.size(), 1u);
+    EXPECT_EQ(r.runs[0].compiles, 1);
+    EXPECT_EQ(r.runs[0].recompiles, 0);
+    EXPECT_EQ(r.runs[0].graph_breaks, 0);
+    EXPECT_EQ(query_db(r.db, "SELECT count(DISTINCT fx_key) FROM graphs WHERE fx_key IS NOT NULL"), "2\n");
+  }
+}
+
+TEST(ImportTorch215, ResetStartsANewRun) {
+  TempDir dir;
+  ImportResult r = import_mode("reset", dir);
+  ASSERT_EQ(r.runs.size(), 2u);
+  EXPECT_EQ(r.runs[0].compiles, 2);
+  EXPECT_EQ(r.runs[0].recompiles, 1);
+  EXPECT_EQ(r.runs[0].guard_failures, 1);
+  EXPECT_EQ(r.runs[1].compiles, 1);
+  EXPECT_EQ(r.runs[1].recompiles, 0);
+  EXPECT_EQ(query_db(r.db, "SELECT status FROM runs ORDER BY id"), "finished\nfinished\n");
+}
+
+TEST(ImportTorch215, KilledMidCompileIsInterrupted) {
+  TempDir dir;
+  ImportResult r = import_mode("killed", dir);
+  ASSERT_EQ(r.runs.size(), 1u);
+  EXPECT_EQ(r.runs[0].compiles, 2);
+  EXPECT_EQ(r.runs[0].compiles_incomplete, 1);
+  EXPECT_EQ(r.runs[0].recompiles, 1);
+  EXPECT_EQ(query_db(r.db, "SELECT status FROM runs"), "interrupted\n");
+  EXPECT_EQ(query_db(r.db, "SELECT compile_id FROM compiles WHERE status='incomplete'"), "0/1\n");
+  EXPECT_EQ(query_db(r.db, "SELECT count(*) FROM compile_phases WHERE phase LIKE '% (unfinished)'"), "12\n");
+}
+
+TEST(ImportTorch215, TwoRanksThatDiverge) {
+  TempDir dir;
+  ImportResult r = import_mode("ranks", dir);
+  ASSERT_EQ(r.runs.size(), 2u);
+  EXPECT_EQ(r.runs[0].rank, 0);
+  EXPECT_EQ(r.runs[0].world_size, 2);
+  EXPECT_EQ(r.runs[0].compiles, 1);
+  EXPECT_EQ(r.runs[0].graph_breaks, 0);
+  EXPECT_EQ(r.runs[1].rank, 1);
+  EXPECT_EQ(r.runs[1].frames, 2);
+  EXPECT_EQ(r.runs[1].compiles, 4);
+  EXPECT_EQ(restarts(r.db, r.runs[1].run_id), 2);
+  EXPECT_EQ(r.runs[1].graph_breaks, 2);
+  EXPECT_EQ(r.runs[1].recompiles, 2);
+  EXPECT_EQ(query_db(r.db, "SELECT DISTINCT line, type FROM graph_breaks"), "60|side_effect\n");
+}
+
+TEST(ImportTorch215, RegionalCompilationOfSixBlocksCompilesTwice) {
+  // Six identical blocks compiled one by one share one code object: block 0's input does not
+  // require grad, the others' do, so Dynamo compiles twice (0/0, 0/1) and reuses 0/1 four times;
+  // after reset() the whole stack is one graph.
+  TempDir dir;
+  ImportResult r = import_mode("regional", dir);
+  ASSERT_EQ(r.runs.size(), 2u);
+  EXPECT_EQ(r.runs[0].compiles, 2);
+  EXPECT_EQ(r.runs[0].recompiles, 1);
+  EXPECT_EQ(query_db(r.db, "SELECT reason FROM recompiles"), "tensor 'x' requires_grad mismatch. expected requires_grad=0\n");
+  EXPECT_EQ(r.runs[1].compiles, 1);
+}
+
+TEST(ImportTorch215, ASecondProcessHitsTheFxGraphCache) {
+  TempDir dir;
+  ImportResult cold = import_mode("cache-cold", dir);
+  ImportResult warm = import_mode("cache-warm", dir);
+  ASSERT_EQ(cold.runs.size(), 1u);
+  ASSERT_EQ(warm.runs.size(), 1u);
+  // The same graph, by the same FX cache key, in both processes.
+  EXPECT_EQ(query_db(cold.db, "SELECT fx_key FROM graphs WHERE fx_key IS NOT NULL"),
+            query_db(warm.db, "SELECT fx_key FROM graphs WHERE fx_key IS NOT NULL"));
+  auto inductor_ms = [](const std::string& db) {
+    return std::stoll(query_db(db, "SELECT duration_ns / 1000000 FROM compile_phases WHERE phase='inductor_compile'"));
+  };
+  // The hit skips Inductor's code generation: 16.5 s cold, 0.3 s warm in these logs.
+  EXPECT_GT(inductor_ms(cold.db), 10 * inductor_ms(warm.db));
+}
+
+}  // namespace
+}  // namespace tcprof::import
