@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/break_sites.h"
+#include "analysis/compile_time.h"
 #include "analysis/rank_divergence.h"
 #include "analysis/kernel_stats.h"
 #include "analysis/recompiles.h"
@@ -118,6 +119,42 @@ void write_recompiles(fmt::memory_buffer& out, const std::vector<RecompileRow>& 
   if (recompiles.size() > top) fmt::format_to(std::back_inserter(out), "    … {} more\n", recompiles.size() - top);
 }
 
+std::string stages_text(const std::array<int64_t, analysis::kCompileStages>& stage_ns) {
+  std::string text;
+  for (int st = 0; st < analysis::kCompileStages; ++st) {
+    if (stage_ns[st] <= 0) continue;
+    text += fmt::format("{}{} {}", text.empty() ? "" : " · ", analysis::stage_name(static_cast<analysis::CompileStage>(st)),
+                        text::duration(static_cast<double>(stage_ns[st])));
+  }
+  return text;
+}
+
+void write_compile_time(fmt::memory_buffer& out, const analysis::CompileTimeReport& t, size_t top) {
+  if (t.compiles.empty() || t.total_ns <= 0) return;
+  auto o = std::back_inserter(out);
+  fmt::format_to(o, "\n  Compile time {} in {}: {}\n", text::duration(static_cast<double>(t.total_ns)),
+                 text::plural(static_cast<int64_t>(t.compiles.size()), "compile", "compiles"), stages_text(t.stage_ns));
+  if (t.cache.any()) {
+    fmt::format_to(o, "    caches: FX graph {} hit(s), {} miss(es) · AOTAutograd {} hit(s), {} miss(es)\n", t.cache.fx_hits,
+                   t.cache.fx_misses, t.cache.aot_hits, t.cache.aot_misses);
+  }
+  for (size_t i = 0; i < std::min(top, t.frames.size()); ++i) {
+    const auto& f = t.frames[i];
+    fmt::format_to(o, "    {} · {} · {}: {}\n", f.frame.empty() ? "-" : f.frame,
+                   text::plural(f.compiles, "compile", "compiles"), text::duration(static_cast<double>(f.total_ns)),
+                   stages_text(f.stage_ns));
+  }
+  for (size_t i = 0; i < std::min(top, t.repeated.size()); ++i) {
+    const auto& r = t.repeated[i];
+    std::string labels;
+    for (const auto& l : r.compile_labels) labels += (labels.empty() ? "" : ", ") + l;
+    fmt::format_to(o, "    {} compiled the same graph ({} ops) {} times: {} after the first ({} in all); a warm cache, "
+                   "the changing input marked dynamic, or regional compilation of repeated blocks compiles it once\n",
+                   labels, r.op_count, r.compile_labels.size(), text::duration(static_cast<double>(r.avoidable_ns)),
+                   text::duration(static_cast<double>(r.total_ns)));
+  }
+}
+
 void write_kernels(fmt::memory_buffer& out, const std::vector<analysis::KernelStats>& all, size_t top) {
   // A CUDA run ranks the GPU's work; CUDA API calls and host ops are in `report --kernels`.
   auto gpu = analysis::stats_of_place(all, analysis::KernelPlace::Gpu);
@@ -203,6 +240,7 @@ std::string render_text(const RunReader& reader, const std::vector<RunRow>& runs
     write_problems(out, analysis::find_problems(reader, run.id));
     write_breaks(out, analysis::break_sites(reader, run.id), top);
     write_recompiles(out, analysis::recompiles_with_failures(reader, run.id), top);
+    write_compile_time(out, analysis::compile_time(reader, run.id), top);
     write_shape_advice_text(out, analysis::shape_advice(reader, run.id));
     write_kernels(out, analysis::kernel_stats(reader, run.id), top);  // GPU work first in a CUDA run
     write_steps(out, reader.steps(run.id));
@@ -210,6 +248,32 @@ std::string render_text(const RunReader& reader, const std::vector<RunRow>& runs
     write_divergence(out, analysis::rank_divergence(reader, run.id), run.id);
   }
   return fmt::to_string(out);
+}
+
+nlohmann::json compile_time_json(const analysis::CompileTimeReport& t) {
+  using nlohmann::json;
+  auto stages = [](const std::array<int64_t, analysis::kCompileStages>& ns) {
+    json j = json::object();
+    for (int st = 0; st < analysis::kCompileStages; ++st) j[analysis::stage_name(static_cast<analysis::CompileStage>(st))] = ns[st];
+    return j;
+  };
+  auto cache = [](const analysis::CacheCounts& c) {
+    return json{{"fx_hits", c.fx_hits}, {"fx_misses", c.fx_misses}, {"aot_hits", c.aot_hits}, {"aot_misses", c.aot_misses}};
+  };
+  json compiles = json::array(), frames = json::array(), repeated = json::array();
+  for (const auto& c : t.compiles) {
+    compiles.push_back({{"compile", c.compile_label}, {"frame", c.frame}, {"total_ns", c.total_ns},
+                        {"stages_ns", stages(c.stage_ns)}, {"cache", cache(c.cache)}});
+  }
+  for (const auto& f : t.frames) {
+    frames.push_back({{"frame", f.frame}, {"compiles", f.compiles}, {"total_ns", f.total_ns}, {"stages_ns", stages(f.stage_ns)}});
+  }
+  for (const auto& r : t.repeated) {
+    repeated.push_back({{"compiles", r.compile_labels}, {"frame", r.frame}, {"op_count", r.op_count},
+                        {"total_ns", r.total_ns}, {"avoidable_ns", r.avoidable_ns}});
+  }
+  return {{"total_ns", t.total_ns}, {"stages_ns", stages(t.stage_ns)}, {"cache", cache(t.cache)},
+          {"frames", frames}, {"compiles", compiles}, {"repeated_graphs", repeated}};
 }
 
 nlohmann::json render_json(const RunReader& reader, const std::vector<RunRow>& runs, size_t top) {
@@ -230,6 +294,7 @@ nlohmann::json render_json(const RunReader& reader, const std::vector<RunRow>& r
     json recompiles = json::array();
     for (const auto& r : analysis::recompiles_with_failures(reader, run.id)) recompiles.push_back(json_rows::recompile(r));
     j["recompiles"] = recompiles;
+    j["compile_time"] = compile_time_json(analysis::compile_time(reader, run.id));
     j["shape_advice"] = shape_advice_json(analysis::shape_advice(reader, run.id));
     json kernels = json::array();
     auto stats = analysis::kernel_stats(reader, run.id);

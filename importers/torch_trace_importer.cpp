@@ -94,8 +94,9 @@ bool known_artifact_name(const std::string& name) {
       // imported
       "inductor_post_grad_graph", "dynamo_graph_break_reason", "recompile_reasons", "fx_graph_cache_miss",
       "fx_graph_cache_hit", "fx_graph_cache_bypass", "triton_kernel_info", "dynamo_side_effects",
-      // known, not imported: intermediate graphs, configs, provenance, cache and version records
-      "aotautograd_cache_miss", "aotautograd_cache_hit", "aotautograd_cache_bypass", "torch_version",
+      "aotautograd_cache_miss", "aotautograd_cache_hit", "aotautograd_cache_bypass",
+      // known, not imported: intermediate graphs, configs, provenance, the version (also in metrics)
+      "torch_version",
       "fx_graph_runnable", "aot_forward_graph_fw_metadata", "aot_autograd_runtime_wrappers",
       "before_pre_grad_graph", "after_pre_grad_graph", "before_post_grad_graph", "before_joint_graph",
       "after_joint_graph", "torch._functorch.config", "inductor_provenance_tracking_node_mappings",
@@ -426,7 +427,12 @@ void TorchTraceImporter::on_artifact(Compile* c, const std::string& name, const 
     ++s.stats.graph_breaks;
   } else if (name == "recompile_reasons" && c != nullptr) {
     c->reasons = parse_recompile_reasons(r.payload);
+  } else if ((name.rfind("aotautograd_cache_", 0) == 0 || name == "fx_graph_cache_bypass") && c != nullptr) {
+    // A cache lookup is an instant on the compile's timeline: a phase of no length, at the time of
+    // the latest event seen (artifacts carry no time of their own).
+    s.writer->record(CompilePhaseEvent{c->id, name, s.last_ns, 0});
   } else if ((name == "fx_graph_cache_miss" || name == "fx_graph_cache_hit") && c != nullptr) {
+    s.writer->record(CompilePhaseEvent{c->id, name, s.last_ns, 0});
     nlohmann::json j = nlohmann::json::parse(r.payload, nullptr, false);
     std::string key = j.is_object() ? str_or(j, "key") : std::string();
     if (!key.empty() && c->have_graph && c->graph.fx_key.empty()) {

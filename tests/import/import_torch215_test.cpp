@@ -12,6 +12,7 @@
 #include <string>
 
 #include "analysis/break_sites.h"
+#include "analysis/compile_time.h"
 #include "analysis/recompiles.h"
 #include "core/run_reader.h"
 #include "core/sqlite_db.h"
@@ -168,6 +169,45 @@ TEST(ImportTorch215, ASecondProcessHitsTheFxGraphCache) {
   };
   // The hit skips Inductor's code generation: 16.5 s cold, 0.3 s warm in these logs.
   EXPECT_GT(inductor_ms(cold.db), 10 * inductor_ms(warm.db));
+
+  // Compile time by stage: the C++ compile is most of the cold compile and gone from the warm one.
+  auto report = [](const std::string& db) {
+    RunReader reader(db);
+    return analysis::compile_time(reader, reader.runs().front().id);
+  };
+  const analysis::CompileTimeReport c = report(cold.db), w = report(warm.db);
+  auto code = [](const analysis::CompileTimeReport& t) {
+    return t.stage_ns[static_cast<int>(analysis::CompileStage::CodeCompile)];
+  };
+  EXPECT_GT(code(c), c.total_ns / 2);
+  EXPECT_GT(code(c), 10 * code(w));
+  EXPECT_EQ(c.cache.fx_misses, 1);
+  EXPECT_EQ(c.cache.fx_hits, 0);
+  EXPECT_EQ(w.cache.fx_hits, 1);
+  EXPECT_EQ(w.cache.fx_misses, 0);
+  EXPECT_EQ(c.cache.aot_misses, 1);
+  for (const auto* t : {&c, &w}) {
+    int64_t sum = 0;
+    for (int64_t ns : t->stage_ns) sum += ns;
+    EXPECT_EQ(sum, t->total_ns);
+  }
+}
+
+TEST(ImportTorch215, RepeatedGraphsAreFoundWithWhatTheirRepeatsCost) {
+  TempDir dir;
+  ImportResult r = import_mode("regional", dir);
+  RunReader reader(r.db);
+  analysis::CompileTimeReport t = analysis::compile_time(reader, r.runs[0].run_id);
+  ASSERT_EQ(t.repeated.size(), 1u);  // blocks 0 and 1 compiled one graph (requires_grad differed)
+  EXPECT_EQ(t.repeated[0].compile_labels, (std::vector<std::string>{"0/0", "0/1"}));
+  EXPECT_EQ(t.repeated[0].avoidable_ns, t.compiles[1].total_ns);
+  // The float recompiles of the breaks fixture (3/1, 3/2, 3/3) produce one graph three times.
+  ImportResult b = import_mode("breaks", dir);
+  RunReader breaks(b.db);
+  analysis::CompileTimeReport bt = analysis::compile_time(breaks, b.runs[0].run_id);
+  ASSERT_FALSE(bt.repeated.empty());
+  EXPECT_EQ(bt.repeated[0].compile_labels, (std::vector<std::string>{"3/1", "3/2", "3/3"}));
+  EXPECT_EQ(bt.cache.fx_hits, 4);
 }
 
 }  // namespace

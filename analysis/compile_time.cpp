@@ -1,0 +1,183 @@
+#include "analysis/compile_time.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <utility>
+
+namespace tcprof::analysis {
+namespace {
+
+struct Interval {
+  int64_t start = 0, end = 0;
+  int priority = 0;  // the innermost stage wins where intervals overlap
+};
+
+// Innermost first: time inside a code compile inside Inductor inside the frame compile is code
+// compile time.
+int priority(CompileStage s) {
+  switch (s) {
+    case CompileStage::CodeCompile: return 5;
+    case CompileStage::Autotuning: return 4;
+    case CompileStage::Inductor: return 3;
+    case CompileStage::AotAutograd: return 2;
+    case CompileStage::Dynamo: return 1;
+    case CompileStage::Other: return 0;
+  }
+  return 0;
+}
+
+bool is_cache_event(const std::string& phase) {
+  return phase.find("_cache_hit") != std::string::npos || phase.find("_cache_miss") != std::string::npos ||
+         phase.find("_cache_bypass") != std::string::npos;
+}
+
+// Splits the compile's time among the stages: each moment goes to the innermost stage covering it.
+void attribute(const std::vector<Interval>& intervals, std::array<int64_t, kCompileStages>& stage_ns, int64_t& total) {
+  std::vector<int64_t> cuts;
+  for (const auto& i : intervals) {
+    cuts.push_back(i.start);
+    cuts.push_back(i.end);
+  }
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  static const CompileStage by_priority[] = {CompileStage::Other,    CompileStage::Dynamo,     CompileStage::AotAutograd,
+                                             CompileStage::Inductor, CompileStage::Autotuning, CompileStage::CodeCompile};
+  for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+    const int64_t a = cuts[k], b = cuts[k + 1];
+    int best = -1;
+    for (const auto& i : intervals) {
+      if (i.start <= a && i.end >= b) best = std::max(best, i.priority);
+    }
+    if (best < 0) continue;
+    stage_ns[static_cast<int>(by_priority[best])] += b - a;
+    total += b - a;
+  }
+}
+
+}  // namespace
+
+const char* stage_name(CompileStage stage) {
+  switch (stage) {
+    case CompileStage::Dynamo: return "dynamo";
+    case CompileStage::AotAutograd: return "aot_autograd";
+    case CompileStage::Inductor: return "inductor";
+    case CompileStage::CodeCompile: return "code_compile";
+    case CompileStage::Autotuning: return "autotuning";
+    case CompileStage::Other: return "other";
+  }
+  return "other";
+}
+
+CompileStage stage_of(const std::string& phase) {
+  static const std::unordered_map<std::string, CompileStage> stages = {
+      {"entire_frame_compile", CompileStage::Dynamo},
+      {"capture", CompileStage::Dynamo},
+      {"backend_compile", CompileStage::AotAutograd},
+      {"entire_backward_compile", CompileStage::AotAutograd},
+      {"decompose", CompileStage::AotAutograd},
+      {"joint", CompileStage::AotAutograd},
+      {"partition", CompileStage::AotAutograd},
+      {"inductor_compile", CompileStage::Inductor},
+      {"lower", CompileStage::Inductor},
+      {"schedule", CompileStage::Inductor},
+      {"codegen", CompileStage::Inductor},
+      {"PyCodeCache.load_by_key_path", CompileStage::CodeCompile},
+      {"async_compile.precompile", CompileStage::CodeCompile},
+      {"compile_file", CompileStage::CodeCompile},
+      {"cc", CompileStage::CodeCompile},
+      {"nvrtc", CompileStage::CodeCompile},
+      {"load", CompileStage::CodeCompile},
+      {"CachingAutotuner.benchmark_all_configs", CompileStage::Autotuning},
+      {"autotune", CompileStage::Autotuning},
+  };
+  auto it = stages.find(phase);
+  return it == stages.end() ? CompileStage::Other : it->second;
+}
+
+CompileTimeReport compile_time(const RunReader& reader, Id run_id) {
+  CompileTimeReport out;
+  std::unordered_map<Id, std::string> frame_names;
+  for (const auto& f : reader.frames(run_id)) frame_names[f.id] = f.name;
+  std::unordered_map<Id, std::vector<CompilePhaseRow>> phases;
+  for (auto& p : reader.compile_phases(run_id)) phases[p.compile_id].push_back(std::move(p));
+
+  for (const auto& c : reader.compiles(run_id)) {
+    CompileTime t;
+    t.compile_id = c.id;
+    t.frame_id = c.frame_id;
+    t.compile_label = c.compile_label;
+    t.frame = frame_names.count(c.frame_id) ? frame_names[c.frame_id] : std::string();
+    t.start_ns = c.start_ns;
+    std::vector<Interval> intervals;
+    // The compile's own span: time no phase names is still compile time ("other").
+    if (c.duration_ns > 0) intervals.push_back({c.start_ns, c.start_ns + c.duration_ns, 0});
+    for (const auto& p : phases[c.id]) {
+      if (p.phase == "fx_graph_cache_hit") ++t.cache.fx_hits;
+      else if (p.phase == "fx_graph_cache_miss") ++t.cache.fx_misses;
+      else if (p.phase == "aotautograd_cache_hit") ++t.cache.aot_hits;
+      else if (p.phase == "aotautograd_cache_miss") ++t.cache.aot_misses;
+      if (p.duration_ns <= 0 || is_cache_event(p.phase)) continue;
+      const CompileStage s = stage_of(p.phase);
+      if (s == CompileStage::Other) continue;  // a step inside a stage, or a span like `dynamo`
+      intervals.push_back({p.start_ns, p.start_ns + p.duration_ns, priority(s)});
+    }
+    attribute(intervals, t.stage_ns, t.total_ns);
+    out.compiles.push_back(std::move(t));
+  }
+  std::sort(out.compiles.begin(), out.compiles.end(),
+            [](const CompileTime& a, const CompileTime& b) { return a.start_ns < b.start_ns; });
+
+  std::map<Id, FrameCompileTime> frames;
+  for (const auto& t : out.compiles) {
+    FrameCompileTime& f = frames[t.frame_id];
+    f.frame_id = t.frame_id;
+    f.frame = t.frame;
+    ++f.compiles;
+    f.total_ns += t.total_ns;
+    for (int s = 0; s < kCompileStages; ++s) f.stage_ns[s] += t.stage_ns[s];
+    out.total_ns += t.total_ns;
+    for (int s = 0; s < kCompileStages; ++s) out.stage_ns[s] += t.stage_ns[s];
+    out.cache.fx_hits += t.cache.fx_hits;
+    out.cache.fx_misses += t.cache.fx_misses;
+    out.cache.aot_hits += t.cache.aot_hits;
+    out.cache.aot_misses += t.cache.aot_misses;
+  }
+  for (auto& [id, f] : frames) out.frames.push_back(std::move(f));
+  std::stable_sort(out.frames.begin(), out.frames.end(),
+                   [](const FrameCompileTime& a, const FrameCompileTime& b) { return a.total_ns > b.total_ns; });
+
+  // The same captured graph (identical IR) compiled by more than one compile.
+  std::map<std::string, std::vector<const GraphRow*>> by_ir;
+  const std::vector<GraphRow> graphs = reader.graphs(run_id);
+  for (const auto& g : graphs) {
+    if (g.captured() && !g.ir.empty()) by_ir[g.ir].push_back(&g);
+  }
+  std::unordered_map<Id, const CompileTime*> by_compile;
+  for (const auto& t : out.compiles) by_compile[t.compile_id] = &t;
+  for (const auto& [ir, list] : by_ir) {
+    if (list.size() < 2) continue;
+    RepeatedGraph r;
+    std::vector<const CompileTime*> compiles;
+    for (const GraphRow* g : list) {
+      auto it = by_compile.find(g->compile_id);
+      if (it != by_compile.end()) compiles.push_back(it->second);
+    }
+    if (compiles.size() < 2) continue;
+    std::sort(compiles.begin(), compiles.end(),
+              [](const CompileTime* a, const CompileTime* b) { return a->start_ns < b->start_ns; });
+    for (const CompileTime* c : compiles) {
+      r.compile_labels.push_back(c->compile_label);
+      r.total_ns += c->total_ns;
+    }
+    r.frame = compiles.front()->frame;
+    r.op_count = list.front()->op_count;
+    r.avoidable_ns = r.total_ns - compiles.front()->total_ns;  // the first compile is needed
+    out.repeated.push_back(std::move(r));
+  }
+  std::sort(out.repeated.begin(), out.repeated.end(),
+            [](const RepeatedGraph& a, const RepeatedGraph& b) { return a.avoidable_ns > b.avoidable_ns; });
+  return out;
+}
+
+}  // namespace tcprof::analysis
