@@ -134,6 +134,16 @@ TraceFollower::Log* TraceFollower::log_for_kineto(const std::string& path) {
   return nullptr;
 }
 
+void TraceFollower::import_kineto_trace(Log& log, const std::string& path) {
+  kineto_done_.insert(path);
+  KinetoTarget target = log.importer->kineto_target();
+  try {
+    notes_.push_back(kineto_note(path, import_kineto(path, target)));
+  } catch (const Error& e) {
+    errors_.push_back(e.what());
+  }
+}
+
 void TraceFollower::discover_kineto() {
   std::error_code ec;
   if (request_.kineto_dir.empty() || !fs::is_directory(request_.kineto_dir, ec)) return;
@@ -154,13 +164,7 @@ void TraceFollower::discover_kineto() {
   for (const auto& path : ready) {
     Log* log = log_for_kineto(path);
     if (log == nullptr) continue;  // its rank's log has not appeared yet
-    kineto_done_.insert(path);
-    KinetoTarget target = log->importer->kineto_target();
-    try {
-      notes_.push_back(kineto_note(path, import_kineto(path, target)));
-    } catch (const Error& e) {
-      errors_.push_back(e.what());
-    }
+    import_kineto_trace(*log, path);
     ++records_;
   }
 }
@@ -203,14 +207,7 @@ ImportResult TraceFollower::finish(bool job_still_running) {
     if (kineto_done_.count(path) > 0) continue;
     Log* log = log_for_kineto(path);
     if (log == nullptr && !logs_.empty()) log = logs_.front().get();
-    if (log == nullptr) continue;
-    kineto_done_.insert(path);
-    KinetoTarget target = log->importer->kineto_target();
-    try {
-      notes_.push_back(kineto_note(path, import_kineto(path, target)));
-    } catch (const Error& e) {
-      errors_.push_back(e.what());
-    }
+    if (log != nullptr) import_kineto_trace(*log, path);
   }
   for (auto& log : logs_) {
     log->reader->set_follow(false);  // the end is final now: a half-written last line is damage

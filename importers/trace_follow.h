@@ -57,6 +57,7 @@ class TraceFollower {
   void discover_logs();
   void discover_kineto();
   Log* log_for_kineto(const std::string& path);
+  void import_kineto_trace(Log& log, const std::string& path);
 
   FollowRequest request_;
   std::vector<std::unique_ptr<Log>> logs_;

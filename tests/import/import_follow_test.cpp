@@ -152,6 +152,40 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ImportFollow,
                          ::testing::Values("reset_torch2.6_cpu.log.gz", "killed_torch2.6_cpu.log.gz",
                                            "mlp_torch2.11_h100.log.gz"));
 
+// tensorboard_trace_handler writes a trace per profiled step into its folder: a trace is taken once
+// it is complete (its size held still between two polls and it ends its JSON object), once.
+TEST(ImportFollowKineto, AProfilerTraceIsImportedOnceComplete) {
+  TempDir dir;
+  const std::string job = dir.file("job"), prof = dir.file("prof"), db = dir.file("k.db");
+  std::filesystem::create_directories(job);
+  std::filesystem::create_directories(prof);
+  std::ofstream(job + "/log.log", std::ios::binary) << gunzip(kFixtures + "/kineto_torch2.6_cpu.log.gz", dir);
+  const std::string trace = gunzip(kFixtures + "/kineto_trace_torch2.6_cpu.json.gz", dir);
+  const std::string written = prof + "/host_4242.1790857026000.pt.trace.json";
+
+  TraceFollower follower({job, prof, db});
+  follower.poll();
+  std::ofstream(written, std::ios::binary) << trace.substr(0, trace.size() / 2);
+  follower.poll();
+  follower.poll();  // the same size twice, but not a whole trace yet
+  follower.flush();
+  EXPECT_EQ(query_db(db, "SELECT count(*) FROM calls"), "0\n");
+  std::ofstream(written, std::ios::binary | std::ios::app) << trace.substr(trace.size() / 2);
+  follower.poll();  // grown: looked at again next time
+  follower.poll();
+  follower.poll();
+  follower.flush();
+  // The three compiled-region calls of the fixture (README), once however often it is polled.
+  EXPECT_EQ(query_db(db, "SELECT count(*) FROM calls"), "3\n");
+  ImportResult r = follower.finish(false);
+  EXPECT_TRUE(r.errors.empty());
+  ASSERT_EQ(r.notes.size(), 1u);
+
+  ImportResult once = import_traces({{job + "/log.log"}, {written}, dir.file("once.db")});
+  EXPECT_EQ(query_db(db, "SELECT compile_id & 4294967295, start_ns, duration_ns FROM calls ORDER BY start_ns"),
+            query_db(once.db, "SELECT compile_id & 4294967295, start_ns, duration_ns FROM calls ORDER BY start_ns"));
+}
+
 // The log as if `pid` had written it: the glog prefix's third field is the writer's pid.
 std::string written_by(const std::string& text, pid_t pid) {
   std::string out;
