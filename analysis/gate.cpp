@@ -258,6 +258,27 @@ void check_limits(const RunView& run, const GateLimits& limits, const SourceInde
     }
     out.add(x);
   }
+  if (limits.max_compile_seconds) {
+    const auto budget_ns = static_cast<int64_t>(*limits.max_compile_seconds * 1e9);
+    for (const auto& f : run.frames) {
+      if (f.compile_ns <= budget_ns) continue;
+      Finding x;
+      x.kind = "max_compile_time";
+      x.regression = true;
+      x.frame = f.key;
+      x.title = fmt::format("frame {} compiled for {:.1f} s, more than --max-compile-seconds {:g}", f.key,
+                            static_cast<double>(f.compile_ns) / 1e9, *limits.max_compile_seconds);
+      x.file = f.file;
+      x.line = f.line;
+      x.reason = "`tcprof report` splits the frame's compile time by stage and names graphs compiled more than once";
+      x.hint = "a warm compile cache (Inductor's FX-graph cache, tcprof's kernel cache) or fewer recompiles "
+               "shortens it";
+      x.baseline = budget_ns / 1000000;
+      x.current = f.compile_ns / 1000000;
+      x.unit = "ms";
+      out.add(x);
+    }
+  }
 }
 
 }  // namespace

@@ -15,12 +15,15 @@ namespace tcprof::analysis {
 
 struct GateLimits {
   std::optional<int64_t> max_graph_breaks, max_recompiles;
+  // A budget per frame: a frame whose compiles together took longer is a regression.
+  std::optional<double> max_compile_seconds;
 };
 
 struct Finding {
   std::string kind;   // new_graph_break, more_graph_breaks, fewer_graph_breaks, removed_graph_break,
                       // more_recompiles, fewer_recompiles, more_eager_fallbacks,
-                      // fewer_eager_fallbacks, max_graph_breaks, max_recompiles
+                      // fewer_eager_fallbacks, max_graph_breaks, max_recompiles,
+                      // max_compile_time (baseline/current in ms)
   bool regression = false;
   std::string frame;  // frame key; empty for run-wide limits
   std::string title;  // "new graph break TCB0001 side_effect"
@@ -28,6 +31,7 @@ struct Finding {
   int line = 0;
   std::string source, reason, hint;
   int64_t baseline = 0, current = 0;
+  std::string unit;  // of baseline and current: empty for counts, "ms" for compile time
 };
 
 struct GateFrame {

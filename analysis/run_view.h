@@ -21,6 +21,7 @@ struct FrameView {
   // Calls that ran eagerly. The runtime records calls on the root frame only, so a fallback in
   // any frame is counted on the root frame.
   int64_t eager_fallbacks = 0;
+  int64_t compile_ns = 0;  // the frame's compiles together, as compile_time.h counts them
   std::vector<BreakSite> breaks;             // the sites of breaks that ended this frame's graphs
   std::vector<RecompileRow> recompile_rows;  // with their guard failures (recompiles.h)
   int64_t break_count() const;

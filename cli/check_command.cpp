@@ -39,6 +39,7 @@ struct CheckOptions {
   bool update_baseline = false;
   std::string format = "text";
   std::optional<int64_t> max_graph_breaks, max_recompiles;
+  std::optional<double> max_compile_seconds;
   std::optional<int64_t> run_id;
   std::string rank;  // --rank N|all: which ranks of a multi-rank import to judge
 };
@@ -166,8 +167,8 @@ void check(CheckOptions o) {
   }
   if (o.iters < 1) throw Error(ErrorKind::Usage, "--iters must be at least 1");
   if (o.update_baseline && o.baseline.empty()) throw Error(ErrorKind::Usage, "--update-baseline needs --baseline FILE");
-  if (o.baseline.empty() && !o.max_graph_breaks && !o.max_recompiles) {
-    throw Error(ErrorKind::Usage, "check: give --baseline FILE, --max-graph-breaks N or --max-recompiles N");
+  if (o.baseline.empty() && !o.max_graph_breaks && !o.max_recompiles && !o.max_compile_seconds) {
+    throw Error(ErrorKind::Usage, "check: give --baseline FILE, --max-graph-breaks N, --max-recompiles N or --max-compile-seconds S");
   }
   // Read the baseline first: a missing or broken one fails in a second, not after the run.
   std::optional<Baseline> baseline;
@@ -238,7 +239,7 @@ void check(CheckOptions o) {
       }
     }
     GateResult result = evaluate_gate(run, baseline ? &*baseline : nullptr,
-                                      GateLimits{o.max_graph_breaks, o.max_recompiles},
+                                      GateLimits{o.max_graph_breaks, o.max_recompiles, o.max_compile_seconds},
                                       SourceIndex::of_run(reader, run.run_id));
     GateContext context{o.baseline, temporary ? std::string() : db_path, run.run.model_path.empty() ? o.model.model : run.run.model_path,
                         update_command(o)};
@@ -276,6 +277,9 @@ void add_check_command(CLI::App& app) {
   cmd->add_option("--format", o->format, "text, json, junit or github")->capture_default_str();
   cmd->add_option("--max-graph-breaks", o->max_graph_breaks, "Fail when the run has more graph breaks");
   cmd->add_option("--max-recompiles", o->max_recompiles, "Fail when the run has more recompiles");
+  cmd->add_option("--max-compile-seconds", o->max_compile_seconds,
+                  "Fail when any frame's compiles together take longer (a compile-time budget per frame)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--run", o->run_id, "Run id in DB (default: the newest)");
   cmd->add_option("--rank", o->rank, "Multi-rank import: judge rank N, or all ranks (one verdict each)");
   cmd->callback([o] { check(*o); });

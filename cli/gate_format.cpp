@@ -29,7 +29,8 @@ void write_finding(fmt::memory_buffer& out, const Finding& f, bool text_mode) {
   if (!f.source.empty()) fmt::format_to(o, "{}", text::wrap(pad + "| ", f.source));
   if (!f.reason.empty()) fmt::format_to(o, "{}", text::wrap(pad, f.reason));
   if (!f.hint.empty()) fmt::format_to(o, "{}", text::wrap(pad + "hint: ", f.hint));
-  fmt::format_to(o, "{}baseline {}, now {}\n", pad, f.baseline, f.current);
+  const std::string unit = f.unit.empty() ? "" : " " + f.unit;
+  fmt::format_to(o, "{}{} {}{}, now {}{}\n", pad, f.unit.empty() ? "baseline" : "limit", f.baseline, unit, f.current, unit);
 }
 
 std::string cell(int64_t now, int64_t before, bool in_baseline) {
@@ -125,9 +126,11 @@ std::string gate_text(const GateResult& r, const GateContext& c) {
 json gate_json(const GateResult& r, const GateContext& c) {
   json findings = json::array();
   for (const auto& f : r.findings) {
-    findings.push_back({{"kind", f.kind}, {"regression", f.regression}, {"frame", f.frame}, {"title", f.title},
-                        {"file", f.file}, {"line", f.line}, {"source", f.source}, {"reason", f.reason},
-                        {"hint", f.hint}, {"baseline", f.baseline}, {"current", f.current}});
+    json item = {{"kind", f.kind}, {"regression", f.regression}, {"frame", f.frame}, {"title", f.title},
+                 {"file", f.file}, {"line", f.line}, {"source", f.source}, {"reason", f.reason},
+                 {"hint", f.hint}, {"baseline", f.baseline}, {"current", f.current}};
+    if (!f.unit.empty()) item["unit"] = f.unit;  // compile time: ms; counts have none
+    findings.push_back(std::move(item));
   }
   json frames = json::array();
   for (const auto& g : r.frames) {

@@ -132,26 +132,30 @@ std::string stages_text(const std::array<int64_t, analysis::kCompileStages>& sta
 void write_compile_time(fmt::memory_buffer& out, const analysis::CompileTimeReport& t, size_t top) {
   if (t.compiles.empty() || t.total_ns <= 0) return;
   auto o = std::back_inserter(out);
-  fmt::format_to(o, "\n  Compile time {} in {}: {}\n", text::duration(static_cast<double>(t.total_ns)),
-                 text::plural(static_cast<int64_t>(t.compiles.size()), "compile", "compiles"), stages_text(t.stage_ns));
+  fmt::format_to(o, "\n  Compile time {} in {}\n", text::duration(static_cast<double>(t.total_ns)),
+                 text::plural(static_cast<int64_t>(t.compiles.size()), "compile", "compiles"));
+  fmt::format_to(o, "{}", text::wrap("    stages: ", stages_text(t.stage_ns)));
   if (t.cache.any()) {
-    fmt::format_to(o, "    caches: FX graph {} hit(s), {} miss(es) · AOTAutograd {} hit(s), {} miss(es)\n", t.cache.fx_hits,
-                   t.cache.fx_misses, t.cache.aot_hits, t.cache.aot_misses);
+    fmt::format_to(o, "{}", text::wrap("    caches: ", fmt::format("FX graph {} hit(s), {} miss(es) · AOTAutograd {} hit(s), "
+                                                                   "{} miss(es)", t.cache.fx_hits, t.cache.fx_misses,
+                                                                   t.cache.aot_hits, t.cache.aot_misses)));
   }
   for (size_t i = 0; i < std::min(top, t.frames.size()); ++i) {
     const auto& f = t.frames[i];
-    fmt::format_to(o, "    {} · {} · {}: {}\n", f.frame.empty() ? "-" : f.frame,
-                   text::plural(f.compiles, "compile", "compiles"), text::duration(static_cast<double>(f.total_ns)),
-                   stages_text(f.stage_ns));
+    fmt::format_to(o, "    {}: {}, {}\n", f.frame.empty() ? "-" : f.frame, text::plural(f.compiles, "compile", "compiles"),
+                   text::duration(static_cast<double>(f.total_ns)));
+    fmt::format_to(o, "{}", text::wrap("      ", stages_text(f.stage_ns)));
   }
   for (size_t i = 0; i < std::min(top, t.repeated.size()); ++i) {
     const auto& r = t.repeated[i];
     std::string labels;
     for (const auto& l : r.compile_labels) labels += (labels.empty() ? "" : ", ") + l;
-    fmt::format_to(o, "    {} compiled the same graph ({} ops) {} times: {} after the first ({} in all); a warm cache, "
-                   "the changing input marked dynamic, or regional compilation of repeated blocks compiles it once\n",
-                   labels, r.op_count, r.compile_labels.size(), text::duration(static_cast<double>(r.avoidable_ns)),
-                   text::duration(static_cast<double>(r.total_ns)));
+    fmt::format_to(o, "{}", text::wrap("    ", fmt::format("{} compiled the same graph ({} ops) {} times: {} after the first "
+                                                          "({} in all); a warm cache, the changing input marked dynamic, "
+                                                          "or regional compilation of repeated blocks compiles it once",
+                                                          labels, r.op_count, r.compile_labels.size(),
+                                                          text::duration(static_cast<double>(r.avoidable_ns)),
+                                                          text::duration(static_cast<double>(r.total_ns)))));
   }
 }
 

@@ -11,6 +11,8 @@
 #include <map>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "analysis/break_sites.h"
 #include "analysis/compile_time.h"
 #include "analysis/recompiles.h"
@@ -208,6 +210,36 @@ TEST(ImportTorch215, RepeatedGraphsAreFoundWithWhatTheirRepeatsCost) {
   ASSERT_FALSE(bt.repeated.empty());
   EXPECT_EQ(bt.repeated[0].compile_labels, (std::vector<std::string>{"3/1", "3/2", "3/3"}));
   EXPECT_EQ(bt.cache.fx_hits, 4);
+}
+
+}  // namespace
+}  // namespace tcprof::import
+
+namespace tcprof::import {
+namespace {
+
+// `check --max-compile-seconds`: a compile-time budget per frame, on a log imported on the fly.
+// The breaks fixture's `forward` compiled for 20.7 s (two compiles, the first with a cold C++
+// toolchain); every other frame took under 6 s.
+TEST(ImportTorch215, CheckGatesCompileTimePerFrame) {
+  const std::string bin = TCPROF_BIN;
+  auto over = testing::run_command(bin + " check " + kFixtures + "breaks --max-compile-seconds 10 --format json");
+  EXPECT_EQ(over.exit_code, 1) << over.output;
+  auto j = nlohmann::json::parse(over.output);
+  int budget_findings = 0;
+  for (const auto& f : j["findings"]) {
+    if (f["kind"] != "max_compile_time") continue;
+    ++budget_findings;
+    EXPECT_EQ(f["frame"], "forward");
+    EXPECT_EQ(f["baseline"], 10000);
+    EXPECT_EQ(f["unit"], "ms");
+    EXPECT_GT(f["current"].get<int64_t>(), 20000);
+  }
+  EXPECT_EQ(budget_findings, 1);
+  auto within = testing::run_command(bin + " check " + kFixtures + "breaks --max-compile-seconds 30");
+  EXPECT_EQ(within.exit_code, 0) << within.output;
+  auto bad = testing::run_command(bin + " check " + kFixtures + "breaks --max-compile-seconds -1", true);
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
 }
 
 }  // namespace
