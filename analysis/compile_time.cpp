@@ -95,7 +95,7 @@ CompileStage stage_of(const std::string& phase) {
   return it == stages.end() ? CompileStage::Other : it->second;
 }
 
-CompileTimeReport compile_time(const RunReader& reader, Id run_id) {
+CompileTimeReport compile_time(const RunReader& reader, Id run_id, RepeatedGraphs repeats) {
   CompileTimeReport out;
   std::unordered_map<Id, std::string> frame_names;
   for (const auto& f : reader.frames(run_id)) frame_names[f.id] = f.name;
@@ -147,6 +147,7 @@ CompileTimeReport compile_time(const RunReader& reader, Id run_id) {
   std::stable_sort(out.frames.begin(), out.frames.end(),
                    [](const FrameCompileTime& a, const FrameCompileTime& b) { return a.total_ns > b.total_ns; });
 
+  if (repeats == RepeatedGraphs::Skip) return out;
   // The same captured graph (identical IR) compiled by more than one compile.
   std::map<std::string, std::vector<const GraphRow*>> by_ir;
   const std::vector<GraphRow> graphs = reader.graphs(run_id);

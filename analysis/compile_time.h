@@ -73,6 +73,9 @@ struct CompileTimeReport {
   CacheCounts cache;
 };
 
-CompileTimeReport compile_time(const RunReader& reader, Id run_id);
+// `repeats` Skip leaves `repeated` empty and does not read the graphs' IR (the CI gate needs only
+// the frames' totals).
+enum class RepeatedGraphs { Find, Skip };
+CompileTimeReport compile_time(const RunReader& reader, Id run_id, RepeatedGraphs repeats = RepeatedGraphs::Find);
 
 }  // namespace tcprof::analysis

@@ -78,7 +78,7 @@ RunView view_run(const RunReader& reader, Id run_id) {
   for (const auto& h : reader.perf_hints(run_id)) {
     if (h.kind == "recompile_limit") view.limit_hints.push_back(h);
   }
-  for (const auto& t : compile_time(reader, run_id).frames) {
+  for (const auto& t : compile_time(reader, run_id, RepeatedGraphs::Skip).frames) {
     if (FrameView* f = find(t.frame_id)) f->compile_ns = t.total_ns;
   }
   return view;

@@ -135,6 +135,17 @@ void run_follow(ImportOptions o) {
     std::unique_lock<std::mutex> lock(m);
     cv.wait_for(lock, std::chrono::seconds(30), [&] { return closed; });
   });
+  // Destroyed before on_interrupt, on every way out (a throw included): lets the watcher go on.
+  struct ReleaseWatcher {
+    std::mutex& m;
+    std::condition_variable& cv;
+    bool& closed;
+    ~ReleaseWatcher() {
+      std::lock_guard<std::mutex> lock(m);
+      closed = true;
+      cv.notify_all();
+    }
+  } release{m, cv, closed};
   std::cerr << fmt::format("tcprof: following {}{} into {} (ends when the job exits, or Ctrl-C)\n", o.follow,
                            o.kineto_dir.empty() ? "" : " and " + o.kineto_dir, db);
   bool ended = false;
@@ -146,18 +157,7 @@ void run_follow(ImportOptions o) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(o.poll_ms));
   }
-  import::ImportResult result = follower.finish(!ended);
-  try {
-    print_result(o, result);
-  } catch (...) {
-    std::lock_guard<std::mutex> lock(m);
-    closed = true;
-    cv.notify_all();
-    throw;
-  }
-  std::lock_guard<std::mutex> lock(m);
-  closed = true;
-  cv.notify_all();
+  print_result(o, follower.finish(!ended));
 }
 
 }  // namespace

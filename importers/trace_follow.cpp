@@ -44,6 +44,17 @@ void remove_earlier_imports(const std::string& db_path, const std::string& trace
 // tensorboard_trace_handler writes a trace in one go, but not atomically: a trace is complete
 // when it ends with the closing brace of its JSON object (for .gz, after a clean gzip end).
 bool kineto_complete(const std::string& path) {
+  if (!ends_with(path, ".gz")) {  // plain JSON: its last bytes say it
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    const std::streamoff size = in.tellg();
+    if (size <= 0) return false;
+    const std::streamoff tail = std::min<std::streamoff>(size, 4096);
+    std::string bytes(static_cast<size_t>(tail), '\0');
+    in.seekg(size - tail);
+    in.read(bytes.data(), tail);
+    const size_t last = bytes.find_last_not_of(" \t\r\n");
+    return in.good() && last != std::string::npos && bytes[last] == '}';
+  }
   gzFile gz = gzopen(path.c_str(), "rb");
   if (gz == nullptr) return false;
   char buf[1 << 16];
@@ -153,12 +164,14 @@ void TraceFollower::discover_kineto() {
     if (!entry.is_regular_file(ec) || kineto_done_.count(path) > 0) continue;
     if (!ends_with(path, ".json") && !ends_with(path, ".json.gz")) continue;
     const auto size = static_cast<int64_t>(entry.file_size(ec));
-    auto [it, fresh] = kineto_sizes_.try_emplace(path, size);
-    if (fresh || it->second != size) {  // new or still growing: look again next poll
-      it->second = size;
+    KinetoFile& file = kineto_files_[path];
+    if (file.size != size) {  // new or still growing: look again next poll
+      file = KinetoFile{size, KinetoFile::Growing};
       continue;
     }
-    if (kineto_complete(path)) ready.push_back(path);
+    // Read once per size: a trace left half-written is not read again at every poll.
+    if (file.state == KinetoFile::Growing) file.state = kineto_complete(path) ? KinetoFile::Whole : KinetoFile::Cut;
+    if (file.state == KinetoFile::Whole) ready.push_back(path);
   }
   std::sort(ready.begin(), ready.end());  // the handler's names carry the time: oldest first
   for (const auto& path : ready) {
@@ -203,7 +216,7 @@ ImportResult TraceFollower::finish(bool job_still_running) {
   result.db = request_.db;
   poll();
   // Traces that were still being written, or whose log never came, are read as they are now.
-  for (auto& [path, size] : kineto_sizes_) {
+  for (auto& [path, file] : kineto_files_) {
     if (kineto_done_.count(path) > 0) continue;
     Log* log = log_for_kineto(path);
     if (log == nullptr && !logs_.empty()) log = logs_.front().get();

@@ -62,8 +62,13 @@ class TraceFollower {
   FollowRequest request_;
   std::vector<std::unique_ptr<Log>> logs_;
   std::set<std::string> known_logs_;
-  // Profiler traces: size at the last poll (imported once it stops growing and parses), done.
-  std::map<std::string, int64_t> kineto_sizes_;
+  // Profiler traces: size at the last poll and, once it held still, whether it is whole (then
+  // imported) or cut (looked at again only when it grows).
+  struct KinetoFile {
+    int64_t size = -1;
+    enum { Growing, Whole, Cut } state = Growing;
+  };
+  std::map<std::string, KinetoFile> kineto_files_;
   std::set<std::string> kineto_done_;
   std::vector<std::string> notes_, errors_;
   int64_t records_ = 0;

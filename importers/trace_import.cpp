@@ -43,26 +43,27 @@ ImportResult import_traces(const ImportRequest& request, const std::function<voi
   int ranked = static_cast<int>(std::count_if(files.begin(), files.end(), [](const TraceFile& f) { return f.rank >= 0; }));
   int world_size = std::max(1, ranked);
   std::vector<bool> kineto_used(request.kineto.size(), false);
+  std::vector<uint64_t> sizes;  // as stored: progress is the share of these bytes read
   uint64_t total_bytes = 0, done_bytes = 0;
   for (const auto& file : files) {
     std::error_code ec;
     const auto size = fs::file_size(file.path, ec);
-    if (!ec) total_bytes += size;
+    sizes.push_back(ec ? 0 : size);
+    total_bytes += sizes.back();
   }
   auto report = [&](uint64_t at) {
     if (progress && total_bytes > 0) progress(std::min(1.0, static_cast<double>(at) / total_bytes));
   };
 
-  for (const auto& file : files) {
+  for (size_t f = 0; f < files.size(); ++f) {
+    const TraceFile& file = files[f];
     TraceLineReader reader(file.path);
     TorchTraceImporter importer(request.db, file.path, file.rank, world_size);
     FieldErrors bad_fields;
     feed_records(reader, importer, bad_fields, [&] {
       if (reader.records() % 256 == 0) report(done_bytes + reader.file_offset());
     });
-    std::error_code size_ec;
-    const auto file_bytes = fs::file_size(file.path, size_ec);
-    done_bytes += size_ec ? 0 : file_bytes;
+    done_bytes += sizes[f];
     report(done_bytes);
     TraceDamage damage = with_field_errors(reader.damage(), bad_fields);
     if (reader.records() == 0) {

@@ -19,8 +19,13 @@ TEST(CompileTime, TcprofPhasesGoToTheirStagesAndAddUp) {
   testing::TempDir dir;
   const std::string db = dir.file("t.db");
   {
-    RunWriter w(db, RunInfo{"run", "m.pt"});
-    FrameEvent f{w.next_id(), "forward"};
+    RunInfo info;
+    info.command = "run";
+    info.model_path = "m.pt";
+    RunWriter w(db, info);
+    FrameEvent f;
+    f.id = w.next_id();
+    f.name = "forward";
     w.record(f);
     auto compile = [&](const char* label, int64_t at) {
       CompileEvent c;
