@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/repeated_blocks.h"
 #include "core/run_reader.h"
 
 namespace tcprof::analysis {
@@ -64,18 +65,37 @@ struct RepeatedGraph {
   int64_t avoidable_ns = 0;  // all but the first
 };
 
+// One graph holding back-to-back copies of a block (repeated_blocks.h): compiled regionally, the
+// stages after Dynamo would handle one copy instead of all of them.
+struct RepeatedBlocks {
+  std::string compile_label, frame;
+  BlockRepeat repeat;
+  int64_t compile_ns = 0;      // the compile's time
+  int64_t after_dynamo_ns = 0;  // of which after tracing: the part that grows with the graph
+  // What compiling one copy instead of `copies` would save, in proportion to the ops the copies
+  // cover: after_dynamo_ns * covered / graph_ops * (copies - 1) / copies. An estimate.
+  int64_t saving_ns = 0;
+};
+
 struct CompileTimeReport {
   std::vector<CompileTime> compiles;       // in compile order
   std::vector<FrameCompileTime> frames;    // most compile time first
   std::vector<RepeatedGraph> repeated;     // most avoidable time first
+  // Dynamo graphs with repeated blocks whose saving is at least 5% of their compile, largest first.
+  std::vector<RepeatedBlocks> blocks;
   int64_t total_ns = 0;
   std::array<int64_t, kCompileStages> stage_ns{};
   CacheCounts cache;
 };
 
-// `repeats` Skip leaves `repeated` empty and does not read the graphs' IR (the CI gate needs only
+// `repeats` Skip leaves `repeated` and `blocks` empty and does not read the graphs' IR (the CI gate needs only
 // the frames' totals).
 enum class RepeatedGraphs { Find, Skip };
 CompileTimeReport compile_time(const RunReader& reader, Id run_id, RepeatedGraphs repeats = RepeatedGraphs::Find);
+
+// The one sentence `report` and the GUI show for each finding: what repeats, what it costs, what
+// would compile it once.
+std::string advice(const RepeatedGraph& repeated);
+std::string advice(const RepeatedBlocks& blocks);
 
 }  // namespace tcprof::analysis

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "analysis/call_timing.h"
+#include "analysis/duration_text.h"
 #include "analysis/recompiles.h"
 #include "core/kernel_name.h"
 
@@ -18,15 +19,7 @@ std::string where(const std::string& file, int line) {
   return file.empty() ? std::string("an unknown line") : fmt::format("{}:{}", file, line);
 }
 
-std::string duration(double ns) {
-  auto three_digits = [](double v, const char* unit) {
-    return fmt::format("{:.{}f} {}", v, v >= 100 ? 0 : (v >= 10 ? 1 : 2), unit);
-  };
-  if (std::fabs(ns) < 1e3) return fmt::format("{:.0f} ns", ns);
-  if (std::fabs(ns) < 1e6) return three_digits(ns / 1e3, "us");
-  if (std::fabs(ns) < 1e9) return three_digits(ns / 1e6, "ms");
-  return three_digits(ns / 1e9, "s");
-}
+std::string duration(double ns) { return duration_text(ns); }
 
 std::string plural(int64_t n, const char* one, const char* many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);

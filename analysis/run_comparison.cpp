@@ -123,6 +123,26 @@ std::vector<TimeDelta> compare_kernels(const ComparedRun& a, const ComparedRun& 
   return table.sorted();
 }
 
+// Compile time per stage (every stage, in order, so both sides show the same rows) and per frame.
+void compare_compile_time(const ComparedRun& a, const ComparedRun& b, RunComparison& c) {
+  for (int s = 0; s < kCompileStages; ++s) {
+    c.compile_stages.push_back({stage_name(static_cast<CompileStage>(s)), a.compile_time.stage_ns[s],
+                                b.compile_time.stage_ns[s], 0, 0});
+  }
+  DeltaTable frames;
+  for (const auto* side : {&a, &b}) {
+    for (const auto& f : side->compile_time.frames) {
+      auto it = std::find_if(side->view.frames.begin(), side->view.frames.end(),
+                             [&](const FrameView& v) { return v.id == f.frame_id; });
+      const std::string key = it != side->view.frames.end() ? it->key : (f.frame.empty() ? "-" : f.frame);
+      frames.add(key, side == &a, f.total_ns, f.compiles);
+    }
+  }
+  c.compile_frames = frames.sorted();
+  c.a_cache = a.compile_time.cache;
+  c.b_cache = b.compile_time.cache;
+}
+
 }  // namespace
 
 ComparedRun compared_run(const RunReader& reader, Id run_id) {
@@ -131,6 +151,7 @@ ComparedRun compared_run(const RunReader& reader, Id run_id) {
   r.summary = summarize_run(reader, run_id);
   r.kernels = kernel_stats(reader, run_id);
   r.graph_times = reader.graph_kernel_times(run_id);
+  r.compile_time = compile_time(reader, run_id, RepeatedGraphs::Skip);
   return r;
 }
 
@@ -152,6 +173,7 @@ RunComparison compare_runs(const ComparedRun& a, const ComparedRun& b) {
   c.frames = compare_frames(a.view, b.view);
   c.graphs = compare_graph_times(a, b);
   c.kernels = compare_kernels(a, b);
+  compare_compile_time(a, b, c);
   return c;
 }
 

@@ -1,12 +1,14 @@
 // What changed between two runs: the computation behind `tcprof diff` and the GUI's Compare view
 // (one computation shown two ways). Break sites are matched by their key (break_sites.h: a moved
 // line is the same site, a changed line is a new one) across the whole run, frames by their
-// normalised names, graphs by compile id ("0/1") and kernels by name and device.
+// normalised names, graphs by compile id ("0/1") and kernels by name and device; compile time is
+// compared by stage and per frame.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "analysis/compile_time.h"
 #include "analysis/kernel_stats.h"
 #include "analysis/run_summary.h"
 #include "analysis/run_view.h"
@@ -19,6 +21,7 @@ struct ComparedRun {
   RunSummary summary;
   std::vector<KernelStats> kernels;
   std::vector<GraphKernelTime> graph_times;
+  CompileTimeReport compile_time;  // without repeated graphs (RepeatedGraphs::Skip suffices)
 };
 ComparedRun compared_run(const RunReader& reader, Id run_id);
 
@@ -46,6 +49,11 @@ struct RunComparison {
   std::vector<FrameChange> frames;  // A's frames in order, then frames only B has
   std::vector<TimeDelta> graphs;    // kernel time per graph, largest absolute change first
   std::vector<TimeDelta> kernels;   // time per kernel, largest absolute change first
+  // Compile time (compile_time.h) by stage, in stage order, and per frame key (counts are
+  // compiles), largest absolute change first; the compile caches' hits and misses on each side.
+  std::vector<TimeDelta> compile_stages;
+  std::vector<TimeDelta> compile_frames;
+  CacheCounts a_cache, b_cache;
   std::vector<const SiteChange*> of_kind(SiteChange::Kind kind) const;
   int64_t count(SiteChange::Kind kind) const;
 };

@@ -94,7 +94,8 @@ std::string render_text(const Side& a, const Side& b, const RunComparison& d, si
   const analysis::CallTiming &ta = a.run.summary.call_timing, &tb = b.run.summary.call_timing;
   call_time_row("steady median/call", ta.steady_median_ns, tb.steady_median_ns);
   call_time_row("mean incl. compile", ta.mean_incl_compile_ns, tb.mean_incl_compile_ns);
-  time_row("compile time", static_cast<double>(x.compile_time_ns), static_cast<double>(y.compile_time_ns));
+  const CompileTimeReport &ca = a.run.compile_time, &cb = b.run.compile_time;
+  time_row("compile time", static_cast<double>(ca.total_ns), static_cast<double>(cb.total_ns));
   count_row("compiles", x.compiles, y.compiles);
   count_row("recompiles", x.recompiles, y.recompiles);
   count_row("guard failures", x.guard_failures, y.guard_failures);
@@ -116,6 +117,31 @@ std::string render_text(const Side& a, const Side& b, const RunComparison& d, si
       fmt::format_to(o, "  {:<44} {:>15} {:>15}\n", text::fit(f.key, 44),
                      fmt::format("{} -> {}", f.a_recompiles, f.b_recompiles),
                      fmt::format("{} -> {}", f.a_failures, f.b_failures));
+    }
+  }
+  if (ca.total_ns > 0 || cb.total_ns > 0) {
+    fmt::format_to(o, "\n  {:<18} {:>12} {:>12} {:>12} {:>9}\n", "Compile time", "A", "B", "delta", "");
+    for (const auto& st : d.compile_stages) {
+      if (st.a_ns == 0 && st.b_ns == 0) continue;
+      time_row(st.name.c_str(), static_cast<double>(st.a_ns), static_cast<double>(st.b_ns));
+    }
+    if (d.a_cache.any() || d.b_cache.any()) {
+      count_row("FX cache hits", d.a_cache.fx_hits, d.b_cache.fx_hits);
+      count_row("FX cache misses", d.a_cache.fx_misses, d.b_cache.fx_misses);
+      count_row("AOT cache hits", d.a_cache.aot_hits, d.b_cache.aot_hits);
+      count_row("AOT cache misses", d.a_cache.aot_misses, d.b_cache.aot_misses);
+    }
+    if (d.compile_frames.size() > 1) {
+      fmt::format_to(o, "\n  Compile time per frame (largest change first)\n");
+      fmt::format_to(o, "    {:>10} {:>10} {:>11} {:>8} {:>9}  {}\n", "A", "B", "delta", "", "compiles", "");
+      for (size_t i = 0; i < std::min(top, d.compile_frames.size()); ++i) {
+        const auto& t = d.compile_frames[i];
+        fmt::format_to(o, "    {:>10} {:>10} {:>11} {:>8} {:>9}  {}\n", text::duration(static_cast<double>(t.a_ns)),
+                       text::duration(static_cast<double>(t.b_ns)), signed_duration(static_cast<double>(t.delta())),
+                       relative(static_cast<double>(t.a_ns), static_cast<double>(t.b_ns)),
+                       fmt::format("{}->{}", t.a_count, t.b_count), text::fit(t.name, 40));
+      }
+      if (d.compile_frames.size() > top) fmt::format_to(o, "    … {} more\n", d.compile_frames.size() - top);
     }
   }
   auto write_times = [&](const char* title, const std::vector<TimeDelta>& rows, size_t width) {
@@ -154,6 +180,21 @@ json site_json(const SiteChange& c) {
           {"count_b", c.b}};
 }
 
+json compile_time_json(const RunComparison& d) {
+  json stages = json::array(), frames = json::array();
+  for (const auto& t : d.compile_stages) {
+    stages.push_back({{"stage", t.name}, {"a_ns", t.a_ns}, {"b_ns", t.b_ns}, {"delta_ns", t.delta()}});
+  }
+  for (const auto& t : d.compile_frames) {
+    frames.push_back({{"frame", t.name}, {"a_ns", t.a_ns}, {"b_ns", t.b_ns}, {"delta_ns", t.delta()},
+                      {"compiles_a", t.a_count}, {"compiles_b", t.b_count}});
+  }
+  auto cache = [](const CacheCounts& c) {
+    return json{{"fx_hits", c.fx_hits}, {"fx_misses", c.fx_misses}, {"aot_hits", c.aot_hits}, {"aot_misses", c.aot_misses}};
+  };
+  return {{"stages", stages}, {"frames", frames}, {"cache_a", cache(d.a_cache)}, {"cache_b", cache(d.b_cache)}};
+}
+
 json render_json(const Side& a, const Side& b, const RunComparison& d) {
   auto side = [](const Side& s) {
     const RunSummary& m = s.run.summary;
@@ -162,7 +203,7 @@ json render_json(const Side& a, const Side& b, const RunComparison& d) {
                 {"calls", c.calls}, {"ms_per_call", m.ms_per_call},
                 {"steady_median_ms_per_call", m.call_timing.steady_median_ns / 1e6},
                 {"mean_ms_per_call_incl_compile", m.call_timing.mean_incl_compile_ns / 1e6},
-                {"compile_time_ms", static_cast<double>(c.compile_time_ns) / 1e6}, {"compiles", c.compiles},
+                {"compile_time_ms", static_cast<double>(s.run.compile_time.total_ns) / 1e6}, {"compiles", c.compiles},
                 {"recompiles", c.recompiles}, {"guard_failures", c.guard_failures},
                 {"graph_breaks", c.graph_breaks}, {"break_sites", m.break_sites}, {"eager_calls", c.eager_calls}};
   };
@@ -184,8 +225,8 @@ json render_json(const Side& a, const Side& b, const RunComparison& d) {
   return {{"a", side(a)},
           {"b", side(b)},
           {"ms_per_call_delta", b.run.summary.ms_per_call - a.run.summary.ms_per_call},
-          {"compile_time_ms_delta",
-           static_cast<double>(b.run.summary.counts.compile_time_ns - a.run.summary.counts.compile_time_ns) / 1e6},
+          {"compile_time_ms_delta", static_cast<double>(b.run.compile_time.total_ns - a.run.compile_time.total_ns) / 1e6},
+          {"compile_time", compile_time_json(d)},
           {"breaks_added", sites(SiteChange::Kind::Added)},
           {"breaks_removed", sites(SiteChange::Kind::Removed)},
           {"breaks_changed", sites(SiteChange::Kind::Changed)},

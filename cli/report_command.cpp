@@ -147,15 +147,10 @@ void write_compile_time(fmt::memory_buffer& out, const analysis::CompileTimeRepo
     fmt::format_to(o, "{}", text::wrap("      ", stages_text(f.stage_ns)));
   }
   for (size_t i = 0; i < std::min(top, t.repeated.size()); ++i) {
-    const auto& r = t.repeated[i];
-    std::string labels;
-    for (const auto& l : r.compile_labels) labels += (labels.empty() ? "" : ", ") + l;
-    fmt::format_to(o, "{}", text::wrap("    ", fmt::format("{} compiled the same graph ({} ops) {} times: {} after the first "
-                                                          "({} in all); a warm cache, the changing input marked dynamic, "
-                                                          "or regional compilation of repeated blocks compiles it once",
-                                                          labels, r.op_count, r.compile_labels.size(),
-                                                          text::duration(static_cast<double>(r.avoidable_ns)),
-                                                          text::duration(static_cast<double>(r.total_ns)))));
+    fmt::format_to(o, "{}", text::wrap("    ", analysis::advice(t.repeated[i])));
+  }
+  for (size_t i = 0; i < std::min(top, t.blocks.size()); ++i) {
+    fmt::format_to(o, "{}", text::wrap("    ", analysis::advice(t.blocks[i])));
   }
 }
 
@@ -276,8 +271,15 @@ nlohmann::json compile_time_json(const analysis::CompileTimeReport& t) {
     repeated.push_back({{"compiles", r.compile_labels}, {"frame", r.frame}, {"op_count", r.op_count},
                         {"total_ns", r.total_ns}, {"avoidable_ns", r.avoidable_ns}});
   }
+  json blocks = json::array();
+  for (const auto& b : t.blocks) {
+    blocks.push_back({{"compile", b.compile_label}, {"frame", b.frame}, {"name", b.repeat.name},
+                      {"copies", b.repeat.copies}, {"ops_per_copy", b.repeat.ops_per_copy},
+                      {"graph_ops", b.repeat.graph_ops}, {"compile_ns", b.compile_ns},
+                      {"after_dynamo_ns", b.after_dynamo_ns}, {"saving_ns", b.saving_ns}});
+  }
   return {{"total_ns", t.total_ns}, {"stages_ns", stages(t.stage_ns)}, {"cache", cache(t.cache)},
-          {"frames", frames}, {"compiles", compiles}, {"repeated_graphs", repeated}};
+          {"frames", frames}, {"compiles", compiles}, {"repeated_graphs", repeated}, {"repeated_blocks", blocks}};
 }
 
 nlohmann::json render_json(const RunReader& reader, const std::vector<RunRow>& runs, size_t top) {

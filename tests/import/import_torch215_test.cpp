@@ -195,6 +195,31 @@ TEST(ImportTorch215, ASecondProcessHitsTheFxGraphCache) {
   }
 }
 
+// `tcprof diff` of the cold and the warm process: compile time by stage and the cache lookups.
+TEST(ImportTorch215, DiffShowsWhatTheWarmCacheSaved) {
+  TempDir dir;
+  ImportResult cold = import_mode("cache-cold", dir);
+  ImportResult warm = import_mode("cache-warm", dir);
+  auto r = testing::run_command(std::string(TCPROF_BIN) + " diff " + cold.db + " " + warm.db + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output)["compile_time"];
+  std::map<std::string, int64_t> delta;
+  int64_t a_sum = 0;
+  for (const auto& st : j["stages"]) {
+    delta[st["stage"]] = st["delta_ns"].get<int64_t>();
+    a_sum += st["a_ns"].get<int64_t>();
+  }
+  EXPECT_EQ(delta.size(), 6u);
+  EXPECT_LT(delta["code_compile"], -10'000'000'000);  // the C++ compile of the cold process, 14 s
+  EXPECT_LT(delta["inductor"], 0);
+  // The stages add up to the compile time the summary row shows.
+  EXPECT_NEAR(static_cast<double>(a_sum), nlohmann::json::parse(r.output)["a"]["compile_time_ms"].get<double>() * 1e6, 1.0);
+  EXPECT_EQ(j["cache_a"]["fx_misses"], 1);
+  EXPECT_EQ(j["cache_b"]["fx_hits"], 1);
+  auto text = testing::run_command(std::string(TCPROF_BIN) + " diff " + cold.db + " " + warm.db);
+  EXPECT_NE(text.output.find("FX cache hits                 0            1           +1"), std::string::npos) << text.output;
+}
+
 TEST(ImportTorch215, RepeatedGraphsAreFoundWithWhatTheirRepeatsCost) {
   TempDir dir;
   ImportResult r = import_mode("regional", dir);
@@ -203,6 +228,21 @@ TEST(ImportTorch215, RepeatedGraphsAreFoundWithWhatTheirRepeatsCost) {
   ASSERT_EQ(t.repeated.size(), 1u);  // blocks 0 and 1 compiled one graph (requires_grad differed)
   EXPECT_EQ(t.repeated[0].compile_labels, (std::vector<std::string>{"0/0", "0/1"}));
   EXPECT_EQ(t.repeated[0].avoidable_ns, t.compiles[1].total_ns);
+  EXPECT_TRUE(t.blocks.empty());  // each compile holds one block
+  // After reset(), the six blocks compiled whole are six copies inside one graph: compiled
+  // regionally, five of them would not be compiled again.
+  analysis::CompileTimeReport whole = analysis::compile_time(reader, r.runs[1].run_id);
+  ASSERT_EQ(whole.blocks.size(), 1u);
+  const analysis::RepeatedBlocks& blocks = whole.blocks[0];
+  EXPECT_EQ(blocks.repeat.name, "modules 0-5");
+  EXPECT_EQ(blocks.repeat.copies, 6);
+  EXPECT_EQ(blocks.repeat.ops_per_copy, 5);  // layer norm, linear, gelu, linear, add
+  EXPECT_EQ(blocks.repeat.covered_ops(), blocks.repeat.graph_ops);
+  EXPECT_EQ(blocks.compile_label, "0/0");
+  EXPECT_EQ(blocks.after_dynamo_ns,
+            whole.total_ns - whole.stage_ns[static_cast<int>(analysis::CompileStage::Dynamo)]);
+  EXPECT_NEAR(static_cast<double>(blocks.saving_ns), blocks.after_dynamo_ns * 5.0 / 6.0, 1e3);
+  EXPECT_NE(analysis::advice(blocks).find("modules 0-5 are 6 copies of one 5-op block"), std::string::npos);
   // The float recompiles of the breaks fixture (3/1, 3/2, 3/3) produce one graph three times.
   ImportResult b = import_mode("breaks", dir);
   RunReader breaks(b.db);
