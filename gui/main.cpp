@@ -22,7 +22,7 @@ void quiet_message_handler(QtMsgType type, const QMessageLogContext&, const QStr
 // The command line, described once for both the help-only and the windowed start.
 struct Options {
   QCommandLineOption screenshot{"screenshot", "Render the window offscreen to PNG and exit", "OUT.png"};
-  QCommandLineOption view{"view", "View for --screenshot: overview, breaks, recompiles, kernels, graphs, training, compare",
+  QCommandLineOption view{"view", "View for --screenshot: " + tcprof::gui::MainWindow::viewNames().join(", "),
                           "NAME", "overview"};
   QCommandLineOption size{"size", "Window size for --screenshot", "WxH", "1400x900"};
   QCommandLineOption range{"time-range", "Kernels view for --screenshot: zoom to and select START..END (ms since the run started)",

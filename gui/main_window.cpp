@@ -22,6 +22,7 @@
 #include "gui/overview_view.h"
 #include "gui/ranks_view.h"
 #include "gui/recompiles_view.h"
+#include "gui/compile_time_view.h"
 #include "gui/training_view.h"
 
 namespace tcprof::gui {
@@ -35,6 +36,7 @@ MainWindow::MainWindow(bool interactive, QWidget* parent)
       overview_(new OverviewView),
       breaks_(new BreaksView),
       recompiles_(new RecompilesView),
+      compile_time_(new CompileTimeView),
       kernels_(new KernelsView),
       graphs_(new GraphsView),
       training_(new TrainingView),
@@ -47,8 +49,9 @@ MainWindow::MainWindow(bool interactive, QWidget* parent)
       live_timer_(new QTimer(this)) {
   setWindowTitle("tcprof");
   setAcceptDrops(true);
-  views_ = {overview_, breaks_, recompiles_, kernels_, graphs_, training_, compare_, ranks_};
-  const QStringList titles = {"&Overview", "Graph &breaks", "&Recompiles", "&Kernels", "&Graphs", "&Training", "&Compare", "Ra&nks"};
+  views_ = {overview_, breaks_, recompiles_, compile_time_, kernels_, graphs_, training_, compare_, ranks_};
+  const QStringList titles = {"&Overview", "Graph &breaks", "&Recompiles", "Com&pile time", "&Kernels",
+                              "&Graphs",   "&Training",     "&Compare",    "Ra&nks"};
   for (size_t i = 0; i < views_.size(); ++i) tabs_->addTab(views_[i], titles[static_cast<int>(i)]);
   tabs_->setDocumentMode(true);
   auto* rank_layout = new QHBoxLayout(rank_bar_);
@@ -141,7 +144,7 @@ MainWindow::MainWindow(bool interactive, QWidget* parent)
 MainWindow::~MainWindow() = default;
 
 QStringList MainWindow::viewNames() {
-  return {"overview", "breaks", "recompiles", "kernels", "graphs", "training", "compare", "ranks"};
+  return {"overview", "breaks", "recompiles", "compile", "kernels", "graphs", "training", "compare", "ranks"};
 }
 
 bool MainWindow::showView(const QString& name) {
@@ -180,7 +183,8 @@ void MainWindow::buildMenus() {
   rebuildRecentMenu();
 
   QMenu* view = menuBar()->addMenu("&View");
-  const QStringList titles = {"Overview", "Graph breaks", "Recompiles", "Kernels", "Graphs", "Training", "Compare", "Ranks"};
+  const QStringList titles = {"Overview", "Graph breaks", "Recompiles", "Compile time", "Kernels",
+                              "Graphs",   "Training",     "Compare",    "Ranks"};
   for (int i = 0; i < titles.size(); ++i) {
     view->addAction(titles[i], QKeySequence(Qt::CTRL | (Qt::Key_1 + i)), this, [this, i] { tabs_->setCurrentIndex(i); });
   }
@@ -190,7 +194,7 @@ void MainWindow::buildMenus() {
   QMenu* help = menuBar()->addMenu("&Help");
   help->addAction("&Keyboard shortcuts", QKeySequence::HelpContents, this, [this] {
     QMessageBox::information(this, "Keyboard shortcuts",
-                             "Ctrl+O open · Ctrl+W close file · F5 reload · Ctrl+1…8 views · "
+                             "Ctrl+O open · Ctrl+W close file · F5 reload · Ctrl+1…9 views · "
                              "Ctrl+L run list\nTables: arrows move, type to search\nKernel timeline: "
                              "+/− zoom, ←/→ pan, 0 show all, Esc clear range, Shift+drag select range");
   });

@@ -20,6 +20,7 @@ class BreaksView;
 class RecompilesView;
 class KernelsView;
 class GraphsView;
+class CompileTimeView;
 class TrainingView;
 class CompareView;
 class RanksView;
@@ -53,6 +54,7 @@ class MainWindow : public QMainWindow {
   RecompilesView* recompiles() const { return recompiles_; }
   KernelsView* kernels() const { return kernels_; }
   GraphsView* graphs() const { return graphs_; }
+  CompileTimeView* compileTime() const { return compile_time_; }
   TrainingView* training() const { return training_; }
   CompareView* compare() const { return compare_; }
   RanksView* ranks() const { return ranks_; }
@@ -89,6 +91,7 @@ class MainWindow : public QMainWindow {
   RecompilesView* recompiles_;
   KernelsView* kernels_;
   GraphsView* graphs_;
+  CompileTimeView* compile_time_;
   TrainingView* training_;
   CompareView* compare_;
   RanksView* ranks_;

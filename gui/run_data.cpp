@@ -46,6 +46,7 @@ RunDataPtr load_run_data(const QString& path, Id run_id,
   data->phases = reader.compile_phases(run_id);
   data->graphs = reader.graphs(run_id);
   data->guards = reader.guards(run_id);
+  data->compile_time = analysis::compile_time(reader, run_id);
   report("Reading graph breaks and recompiles", 0.1);
   data->break_sites = analysis::break_sites(reader, run_id);
   data->recompiles = analysis::recompiles_with_failures(reader, run_id);

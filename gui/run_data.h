@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analysis/break_sites.h"
+#include "analysis/compile_time.h"
 #include "analysis/kernel_stats.h"
 #include "analysis/problems.h"
 #include "analysis/rank_divergence.h"
@@ -27,6 +28,7 @@ struct RunData {
   std::vector<CompileRow> compiles;
   std::vector<CompilePhaseRow> phases;
   std::vector<GraphRow> graphs;
+  analysis::CompileTimeReport compile_time;  // by stage, caches, what repeats (the Compile time view)
   std::vector<GuardRow> guards;
   std::vector<analysis::BreakSite> break_sites;
   std::vector<RecompileRow> recompiles;  // with the guard failures that forced each

@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include "gui/breaks_view.h"
+#include "gui/compile_time_view.h"
 #include "gui/main_window.h"
 #include "gui/recompiles_view.h"
 #include "tests/gui/test_util.h"
@@ -38,6 +39,37 @@ class ImportTest : public QObject {
     QVERIFY(window.currentRun());
     QCOMPARE(window.currentRun()->run.rank, 1);                    // the newest run: rank 1
     QCOMPARE(window.recompiles()->recompileModel()->rowCount(), 1);  // forward's 0/1
+  }
+
+  // PyTorch 2.15: six blocks compiled one by one, then reset() and the stack compiled whole. The
+  // Compile time view of the whole-stack run shows its one compile by stage and the six copies of
+  // one block that regional compilation would compile once, as `report` says it.
+  void compileTimeViewShowsStagesAndRepeatedBlocks() {
+    MainWindow window(false);
+    window.show();
+    window.openFiles({fixture("torch2.15_cpu/regional")});
+    QVERIFY(window.waitUntilIdle(60000));
+    QVERIFY(window.currentRun());
+    QVERIFY(window.showView("compile"));
+    CompileTimeView* view = window.compileTime();
+    const analysis::CompileTimeReport& t = window.currentRun()->compile_time;
+    QCOMPARE(view->compileModel()->rowCount(), 1);
+    QCOMPARE(view->compileModel()->index(0, 0).data().toString(), QString("0/0"));
+    // Total, then the six stages, which add up to it.
+    double stages = 0;
+    for (int s = 0; s < analysis::kCompileStages; ++s) stages += view->compileModel()->index(0, 3 + s).data(Qt::UserRole).toDouble();
+    QCOMPARE(stages, view->compileModel()->index(0, 2).data(Qt::UserRole).toDouble());
+    QCOMPARE(static_cast<int64_t>(stages), t.total_ns);
+    QCOMPARE(view->compileModel()->index(0, 9).data().toString(), QString("0 hits, 1 miss"));
+    QCOMPARE(view->repeatModel()->rowCount(), 1);
+    const QString advice = view->repeatModel()->index(0, 0).data().toString();
+    QVERIFY2(advice.startsWith("modules 0-5 are 6 copies of one 5-op block in 0/0's graph"), qPrintable(advice));
+    QCOMPARE(advice.toStdString(), analysis::advice(t.blocks.at(0)));
+    QVERIFY(view->summaryText().contains("in 1 compile"));
+    QCOMPARE(view->chartView()->chart()->series().size(), 1);
+    // The first run (blocks compiled one by one) repeats a graph instead.
+    const QVector<RunKey> runs = window.runList()->allRuns();
+    QCOMPARE(runs.size(), 2);
   }
 
   void gzippedLogReportsProgressAndShowsItsBreaks() {

@@ -1,5 +1,6 @@
 // The main window on real databases: what each view shows, source highlighting, selection sync
 // between kernel table and timeline, range filtering, compare, screenshots.
+#include <QAbstractItemModelTester>
 #include <QAction>
 #include <QFile>
 #include <QMimeData>
@@ -13,6 +14,7 @@
 #include "core/run_writer.h"
 #include "gui/breaks_view.h"
 #include "gui/compare_view.h"
+#include "gui/compile_time_view.h"
 #include "gui/format.h"
 #include "gui/graphs_view.h"
 #include "gui/kernels_view.h"
@@ -423,6 +425,33 @@ class ViewsTest : public QObject {
     QVERIFY(view->irView()->toPlainText().contains("aten::layer_norm"));
     QCOMPARE(view->guardModel()->rowCount(), 5);
     QVERIFY(!view->codeView()->document()->findChildren<QSyntaxHighlighter*>().isEmpty());
+  }
+
+  void compileTimeSplitsEachCompileByStage() {
+    CompileTimeView* view = window_->compileTime();
+    QAbstractItemModelTester tester(view->compileModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester repeats(view->repeatModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const RunDataPtr run = window_->currentRun();
+    QVERIFY(run);
+    view->setRun(run);
+    const analysis::CompileTimeReport& t = run->compile_time;
+    QCOMPARE(view->compileModel()->rowCount(), static_cast<int>(t.compiles.size()));
+    QVERIFY(t.compiles.size() >= 2);
+    // The demo's tcprof phases: capture is Dynamo, lower/schedule/codegen Inductor, cc/load the
+    // code compile; each row's stages add up to its total.
+    for (int row = 0; row < view->compileModel()->rowCount(); ++row) {
+      double sum = 0;
+      for (int s = 0; s < analysis::kCompileStages; ++s) sum += view->compileModel()->index(row, 3 + s).data(Qt::UserRole).toDouble();
+      QCOMPARE(sum, view->compileModel()->index(row, 2).data(Qt::UserRole).toDouble());
+      QVERIFY(view->compileModel()->index(row, 3).data(Qt::UserRole).toDouble() > 0);  // dynamo: capture
+      QVERIFY(view->compileModel()->index(row, 6).data(Qt::UserRole).toDouble() > 0);  // code compile: cc
+    }
+    QVERIFY(view->summaryText().contains(QString("in %1 compiles").arg(t.compiles.size())));
+    const auto bars = view->chartView()->chart()->series();
+    QCOMPARE(bars.size(), 1);
+    view->setRun(nullptr);
+    QCOMPARE(view->compileModel()->rowCount(), 0);
+    QCOMPARE(view->summaryText(), QString("No compiles in this run."));
   }
 
   void trainingMarksRecompiles() {
