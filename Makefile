@@ -72,7 +72,7 @@ TLPARSE ?= $(shell command -v tlparse)
 compare-tlparse: build
 	@tl="$(TLPARSE)"; if [ -z "$$tl" ]; then \
 	  [ -x $(BUILD_DIR)/tlparse-venv/bin/tlparse ] || { python3 -m venv $(BUILD_DIR)/tlparse-venv && \
-	    $(BUILD_DIR)/tlparse-venv/bin/pip install -q tlparse; }; tl=$(BUILD_DIR)/tlparse-venv/bin/tlparse; fi; \
+	    $(BUILD_DIR)/tlparse-venv/bin/pip install -q "tlparse==0.4.3"; }; tl=$(BUILD_DIR)/tlparse-venv/bin/tlparse; fi; \
 	python3 scripts/compare_tlparse.py --markdown --tcprof $(BUILD_DIR)/cli/tcprof --tlparse "$$tl" \
 	  $(BUILD_DIR)/fixtures/torch_trace
 

@@ -24,7 +24,7 @@ packages=(
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev
   libsqlite3-dev sqlite3 libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  ccache xvfb xauth
+  ccache xvfb xauth python3-venv
   "${fuzz_packages[@]}"
 )
 
