@@ -153,10 +153,32 @@ CaseOutcome check_case(const FuzzCase& c, const CheckOptions& options) {
       return finish(CaseOutcome::Status::Error, fmt::format("compiled module fails on {}{}", where, e.what()), &compiled);
     }
     if (options.perturb_compiled_output && k == 1) perturb(compiled_out);
+    // Eager and the oracle again on inputs an ulp or two away, only if the oracle rule rejects an
+    // output (output_check.h): how far rounding alone moves eager's error and the exact value.
+    auto rounding_draws = [&]() -> std::optional<RoundingSamples> {
+      RoundingSamples draws;
+      for (int d = 0; d < kRoundingDraws; ++d) {
+        const uint64_t seed = c.seed * 1000003 + k * 101 + static_cast<uint64_t>(d) + 1;
+        std::vector<c10::IValue> in = make_inputs(c, call.dynamic_size, k), oracle_draw_in = make_inputs(c, call.dynamic_size, k);
+        perturb_by_an_ulp(in, seed);
+        perturb_by_an_ulp(oracle_draw_in, seed);
+        std::string why;
+        std::optional<c10::IValue> t = run_oracle(oracle, oracle_draw_in, &why);
+        if (!t) return std::nullopt;
+        try {
+          draws.eager.push_back(compiled.call_eager(in));
+        } catch (const std::exception&) {
+          return std::nullopt;
+        }
+        draws.oracle.push_back(std::move(*t));
+      }
+      return draws;
+    };
     Comparison cmp = compare_values(compiled_out, eager_out, oracle_out ? &*oracle_out : nullptr, options.tol,
-                                    c.output_dependence);
+                                    c.output_dependence, rounding_draws);
     if (!cmp.ok) return finish(CaseOutcome::Status::Mismatch, where + cmp.problem + no_oracle, &compiled);
     if (cmp.oracle_used) ++out.oracle_used;
+    if (cmp.samples_used) ++out.rounding_draws_used;
     for (size_t i = 0; i < eager_in.size(); ++i) {
       if (!same_tensor(compiled_in[i].toTensor(), eager_in[i].toTensor())) {
         return finish(CaseOutcome::Status::Mismatch,

@@ -42,6 +42,7 @@ struct CaseOutcome {
   int calls = 0;            // calls compared
   int kernels = 0, window_kernels = 0, fused_ops = 0, extern_calls = 0, fallback_calls = 0;
   int oracle_used = 0;      // outputs accepted by the f64 oracle after failing elementwise
+  int rounding_draws_used = 0;  // ... of which only with rounding draws (output_check.h)
   int unexpected_recompiles = 0;  // a recompile the guards should not have needed
   int compiled_backwards = 0;     // gradient mode: graphs whose backward ran compiled
   int unstable_eager = 0;         // gradient mode: eager reruns that differed from eager's first run

@@ -6,6 +6,7 @@
 // passes trivially; the summary counts why (fallback_ops "no_backward(...)").
 #include <atomic>
 #include <cstring>
+#include <limits>
 #include <filesystem>
 
 #include <ATen/ATen.h>
@@ -41,14 +42,22 @@ void float_outputs(const c10::IValue& v, std::vector<at::Tensor>& out) {
   }
 }
 
-// sum(out_i * w_i): the same weights (drawn in f64 from `seed`) for every run of a call.
-at::Tensor loss_of(const c10::IValue& result, uint64_t seed) {
+// sum(out_i * w_i): the same weights (drawn in f64 from `seed`) for every run of a call. A
+// rounding draw (`draw` > 0) moves each weight by an ulp of f32 (the weights eager multiplies by),
+// the same way for eager and the oracle.
+at::Tensor loss_of(const c10::IValue& result, uint64_t seed, uint64_t draw = 0) {
   std::vector<at::Tensor> outs;
   float_outputs(result, outs);
   at::Tensor loss;
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  auto draw_gen = at::make_generator<at::CPUGeneratorImpl>(seed * 7919 + draw);
   for (const auto& o : outs) {
-    at::Tensor w = at::randn(o.sizes(), gen, at::TensorOptions().dtype(at::kDouble)).to(o.scalar_type());
+    at::Tensor w = at::randn(o.sizes(), gen, at::TensorOptions().dtype(at::kDouble));
+    if (draw > 0) {
+      at::Tensor sign = at::randint(0, 2, o.sizes(), draw_gen, at::TensorOptions().dtype(at::kDouble)) * 2 - 1;
+      w = (w.to(at::kFloat).to(at::kDouble) * (1 + std::numeric_limits<float>::epsilon() * sign)).to(at::kFloat);
+    }
+    w = w.to(o.scalar_type());
     if (!o.requires_grad()) continue;
     at::Tensor term = (o * w).sum();
     loss = loss.defined() ? loss + term : term;
@@ -173,11 +182,15 @@ CaseOutcome check_case_gradients(const FuzzCase& c, const CheckOptions& options)
     const uint64_t weights_seed = c.seed * 31 + k;
     // Eager's gradients of this call; run again below when they do not match.
     c10::IValue eager_out;
-    auto eager_gradients = [&]() -> std::optional<std::vector<at::Tensor>> {
+    // `draw` > 0: a rounding draw, on inputs and loss weights an ulp or two away (output_check.h).
+    auto eager_gradients = [&](uint64_t draw = 0) -> std::optional<std::vector<at::Tensor>> {
       clear_grads(eager_params);
-      std::vector<c10::IValue> eager_in = requiring_grad(make_inputs(c, -1, k), false);
-      eager_out = eager.call_eager(eager_in);
-      at::Tensor eager_loss = loss_of(eager_out, weights_seed);
+      std::vector<c10::IValue> raw = make_inputs(c, -1, k);
+      if (draw > 0) perturb_by_an_ulp(raw, weights_seed * 131 + draw);
+      std::vector<c10::IValue> eager_in = requiring_grad(std::move(raw), false);
+      c10::IValue result = eager.call_eager(eager_in);
+      if (draw == 0) eager_out = result;
+      at::Tensor eager_loss = loss_of(result, weights_seed, draw);
       if (!eager_loss.defined()) return std::nullopt;
       eager_loss.backward();
       return gradients(eager_params, eager_in);
@@ -200,29 +213,49 @@ CaseOutcome check_case_gradients(const FuzzCase& c, const CheckOptions& options)
     }
     // Gradients through an infinity or a NaN are NaN or arbitrary in both: nothing to compare.
     if (k == 0 || !all_finite(eager_out)) continue;
-    std::optional<c10::IValue> oracle_grads;
-    try {
-      DefaultDtypeDouble f64_defaults;
-      clear_grads(oracle_params);
-      std::vector<c10::IValue> oracle_in = requiring_grad(make_inputs(c, -1, k), true);
-      at::Tensor loss = loss_of(oracle.module.forward(oracle_in), weights_seed);
-      loss.backward();
-      std::vector<at::Tensor> g = gradients(oracle_params, oracle_in);
-      oracle_grads = c10::ivalue::Tuple::create(std::vector<c10::IValue>(g.begin(), g.end()));
-    } catch (const std::exception&) {
-      oracle_grads.reset();  // f64 changes a promotion the source relies on: elementwise only
-    }
     auto as_tuple = [](const std::vector<at::Tensor>& g) {
       return c10::ivalue::Tuple::create(std::vector<c10::IValue>(g.begin(), g.end()));
     };
+    auto oracle_gradients = [&](uint64_t draw = 0) -> std::optional<c10::IValue> {
+      try {
+        std::vector<c10::IValue> raw = make_inputs(c, -1, k);
+        if (draw > 0) perturb_by_an_ulp(raw, weights_seed * 131 + draw);
+        DefaultDtypeDouble f64_defaults;
+        clear_grads(oracle_params);
+        std::vector<c10::IValue> oracle_in = requiring_grad(std::move(raw), true);
+        at::Tensor loss = loss_of(oracle.module.forward(oracle_in), weights_seed, draw);
+        loss.backward();
+        return as_tuple(gradients(oracle_params, oracle_in));
+      } catch (const std::exception&) {
+        return std::nullopt;  // f64 changes a promotion the source relies on: elementwise only
+      }
+    };
+    std::optional<c10::IValue> oracle_grads = oracle_gradients();
     std::vector<at::Tensor> compiled_grads = gradients(compiled_params, compiled_in);
     if (options.perturb_compiled_output && k == 2 && !compiled_grads.empty() && compiled_grads[0].numel() > 0) {
       compiled_grads[0].view(-1)[0] += 1e-2 * (1 + compiled_grads[0].abs().max());  // tests: must be reported
     }
     Tolerance tol = options.tol;
     tol.whole_tensor_accuracy = true;  // differential_check.h: gradients of ill-conditioned spots
+    auto rounding_draws = [&]() -> std::optional<RoundingSamples> {
+      RoundingSamples draws;
+      for (uint64_t d = 1; d <= static_cast<uint64_t>(kRoundingDraws); ++d) {
+        std::optional<std::vector<at::Tensor>> e;
+        try {
+          e = eager_gradients(d);
+        } catch (const std::exception&) {
+          return std::nullopt;
+        }
+        std::optional<c10::IValue> t = oracle_gradients(d);
+        if (!e || !t) return std::nullopt;
+        draws.eager.push_back(as_tuple(*e));
+        draws.oracle.push_back(std::move(*t));
+      }
+      return draws;
+    };
     auto compare = [&](const std::vector<at::Tensor>& reference) {
-      return compare_values(as_tuple(compiled_grads), as_tuple(reference), oracle_grads ? &*oracle_grads : nullptr, tol);
+      return compare_values(as_tuple(compiled_grads), as_tuple(reference), oracle_grads ? &*oracle_grads : nullptr, tol,
+                            {}, rounding_draws);
     };
     Comparison cmp = compare(*eager_grads);
     // LibTorch 1.13's CPU gelu_backward returns NaN at random elements when its incoming gradient
@@ -238,6 +271,7 @@ CaseOutcome check_case_gradients(const FuzzCase& c, const CheckOptions& options)
     }
     if (!cmp.ok) return finish(CaseOutcome::Status::Mismatch, where + "gradient " + cmp.problem, &compiled);
     if (cmp.oracle_used) ++out.oracle_used;
+    if (cmp.samples_used) ++out.rounding_draws_used;
     ++out.calls;
   }
   return finish(CaseOutcome::Status::Pass, "", &compiled);

@@ -4,6 +4,8 @@
 // tester found, as DISABLED_ tests named for the bug until they are fixed.
 #include <cmath>
 #include <iostream>
+#include <limits>
+#include <optional>
 #include <sstream>
 
 #include <ATen/ATen.h>
@@ -296,6 +298,92 @@ TEST(FuzzChecker, GradientsAreJudgedAsAccurateAsEagersAsAWhole) {
   r = compare_values(wrong, eager, &oracle, tol);
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.problem.find("worst error compiled"), std::string::npos) << r.problem;
+}
+
+// Where eager itself misses the exact value by more than the tolerance (fuzz case 49148083810979:
+// sqrt(|gelu(x)|) at x = -5.54, where eager's 0.5 x (1 + erf) keeps one quantum of 1 + erf), a
+// compiled element passes when it is as accurate as eager is at such spots. Where eager is
+// accurate, the elementwise rule still holds.
+TEST(FuzzChecker, SpotsEagerCannotComputeAreJudgedAgainstEagersErrorThere) {
+  Tolerance tol;
+  at::Tensor truth = at::tensor({1.0, 2.0, 3.0, 2.87e-4, 4.1e-4, 5.0}, at::kDouble);
+  at::Tensor eager = truth.to(at::kFloat), compiled = truth.to(at::kFloat);
+  eager[3] = 4.07e-4f;  // off by 1.2e-4: eager's quantum
+  eager[4] = 0.0f;      // off by 4.1e-4: another spot eager misses
+  compiled[3] = 0.0f;   // off by 2.87e-4: the flush on the other side of the quantum
+  const c10::IValue oracle(truth);
+  Comparison r = compare_values(compiled, eager, &oracle, tol, {Dependence::Elementwise});
+  EXPECT_TRUE(r.ok) << r.problem;
+  // The same error where eager is accurate is a wrong element.
+  at::Tensor wrong = truth.to(at::kFloat);
+  wrong[1] += 2.87e-4f;
+  r = compare_values(wrong, eager, &oracle, tol, {Dependence::Elementwise});
+  EXPECT_FALSE(r.ok);
+  // And at a spot eager misses, more than twice eager's worst there is too much.
+  wrong = compiled.clone();
+  wrong[3] = 2.0e-3f;  // off by 1.7e-3, eager at most 4.1e-4
+  r = compare_values(wrong, eager, &oracle, tol, {Dependence::Elementwise});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.problem.find("where eager misses the tolerance itself"), std::string::npos) << r.problem;
+}
+
+// A sum of terms of 3e5 that cancel to 0 (fuzz case --backward 50360477444814): eager lands on 0
+// exactly, compiled one ulp of the terms away. Rounding draws (eager and the oracle on inputs an
+// ulp away) show eager's exact 0 was luck; a wrong value stays wrong, and the draws are only run
+// when the oracle rule rejects a tensor.
+TEST(FuzzChecker, RoundingDrawsShowWhenEagersExactnessWasLuck) {
+  Tolerance tol;
+  at::Tensor truth = at::tensor({-1.2e-10, 7.0}, at::kDouble);
+  at::Tensor eager = at::tensor({0.0f, 7.0f}), compiled = at::tensor({0.03125f, 7.0f});
+  const c10::IValue oracle(truth);
+  int runs = 0;
+  auto draws = [&]() -> std::optional<RoundingSamples> {
+    ++runs;
+    RoundingSamples d;
+    for (float residue : {0.0f, -0.03125f, 0.0625f, 0.0f}) {
+      d.eager.emplace_back(at::tensor({residue, 7.0f}));
+      d.oracle.emplace_back(at::tensor({3e-10, 7.0}, at::kDouble));
+    }
+    return d;
+  };
+  EXPECT_FALSE(compare_values(compiled, eager, &oracle, tol, {Dependence::Reduction}).ok);
+  Comparison r = compare_values(compiled, eager, &oracle, tol, {Dependence::Reduction}, draws);
+  EXPECT_TRUE(r.ok) << r.problem;
+  EXPECT_TRUE(r.samples_used);
+  EXPECT_EQ(runs, 1);
+  at::Tensor wrong = at::tensor({0.5f, 7.0f});
+  r = compare_values(wrong, eager, &oracle, tol, {Dependence::Reduction}, draws);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.problem.find("4 rounding draws"), std::string::npos) << r.problem;
+  EXPECT_TRUE(compare_values(eager, eager, &oracle, tol, {}, draws).ok);
+  EXPECT_EQ(runs, 2) << "draws run only for a tensor the oracle rule rejects";
+  // Where an ulp of the inputs moves the exact value itself, that movement is allowed on top.
+  auto moving = [&]() -> std::optional<RoundingSamples> {
+    RoundingSamples d;
+    d.eager.emplace_back(at::tensor({0.0f, 7.0f}));
+    d.oracle.emplace_back(at::tensor({0.04, 7.0}, at::kDouble));
+    return d;
+  };
+  EXPECT_TRUE(compare_values(at::tensor({0.06f, 7.0f}), eager, &oracle, tol, {Dependence::Elementwise}, moving).ok);
+}
+
+TEST(FuzzChecker, RoundingDrawInputsMoveEachElementByAnUlpOrTwoAndKeepTheirLayout) {
+  at::Tensor base = at::linspace(0.5, 3.0, 12, at::kFloat).reshape({3, 4});
+  at::Tensor strided = base.clone().t();                 // a transposed view
+  at::Tensor broadcast = at::tensor({1.5f, 2.5f}).expand({4, 2});  // stride 0
+  at::Tensor integer = at::arange(5);
+  std::vector<c10::IValue> inputs = {strided, broadcast, integer};
+  perturb_by_an_ulp(inputs, 7);
+  const at::Tensor& s = inputs[0].toTensor();
+  EXPECT_EQ(s.strides(), strided.strides());
+  at::Tensor ulps = ((s - base.t()).abs() / (base.t().abs() * std::numeric_limits<float>::epsilon()));
+  EXPECT_TRUE((ulps > 0.4).all().item<bool>()) << ulps;
+  EXPECT_TRUE((ulps < 2.1).all().item<bool>()) << ulps;
+  const at::Tensor& b = inputs[1].toTensor();
+  EXPECT_EQ(b.stride(0), 0);
+  EXPECT_TRUE(at::equal(b[0], b[3]));
+  EXPECT_FALSE(at::equal(b, at::tensor({1.5f, 2.5f}).expand({4, 2})));
+  EXPECT_TRUE(at::equal(inputs[2].toTensor(), at::arange(5)));
 }
 
 // ---- targeted cases ---------------------------------------------------------------------------
