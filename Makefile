@@ -68,11 +68,13 @@ check-libtorch2:
 
 # tcprof import beside tlparse (PyPI) on every TORCH_TRACE fixture: the table in docs/import.md.
 # Fails on a count the two disagree on without an explanation in scripts/compare_tlparse.py.
-TLPARSE ?= $(shell command -v tlparse)
+# TLPARSE=/path/to/tlparse compares with another build; by default the pinned one in the build's venv.
+TLPARSE_VERSION := 0.4.3
 compare-tlparse: build
-	@tl="$(TLPARSE)"; if [ -z "$$tl" ]; then \
-	  [ -x $(BUILD_DIR)/tlparse-venv/bin/tlparse ] || { python3 -m venv $(BUILD_DIR)/tlparse-venv && \
-	    $(BUILD_DIR)/tlparse-venv/bin/pip install -q "tlparse==0.4.3"; }; tl=$(BUILD_DIR)/tlparse-venv/bin/tlparse; fi; \
+	@tl="$(TLPARSE)"; if [ -z "$$tl" ]; then tl=$(BUILD_DIR)/tlparse-venv/bin/tlparse; \
+	  "$$tl" --version 2>/dev/null | grep -qx "tlparse $(TLPARSE_VERSION)" || { rm -rf $(BUILD_DIR)/tlparse-venv && \
+	    python3 -m venv $(BUILD_DIR)/tlparse-venv && \
+	    $(BUILD_DIR)/tlparse-venv/bin/pip install -q "tlparse==$(TLPARSE_VERSION)"; }; fi; \
 	python3 scripts/compare_tlparse.py --markdown --tcprof $(BUILD_DIR)/cli/tcprof --tlparse "$$tl" \
 	  $(BUILD_DIR)/fixtures/torch_trace
 

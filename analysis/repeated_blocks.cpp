@@ -1,17 +1,25 @@
 #include "analysis/repeated_blocks.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 #include <sstream>
 #include <vector>
 
 namespace tcprof::analysis {
 namespace {
 
+constexpr int kMaxBlockOps = 2048;
+
 struct FxOp {
   std::string signature;  // result type and the expression with its variables blanked
   std::string first_module;  // the module path of the first parameter it reads, "" if none
 };
+
+// Where FX's call targets start (`torch.ops.aten.mm(`, `operator.getitem(`); any other dotted
+// name before `(` is a method on a variable.
+const std::set<std::string> kFunctionRoots = {"torch", "operator", "_operator", "math", "builtins", "torchvision"};
 
 bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }
@@ -69,9 +77,18 @@ bool parse_op(const std::string& line, FxOp& op) {
       const std::string ident = expr.substr(k, e - k);
       size_t after = expr.find_first_not_of(' ', e);
       const bool call = after != std::string::npos && expr[after] == '(';
-      if (call) {
-        normal += ident;
+      const size_t dot = ident.find('.');
+      const std::string head = ident.substr(0, dot);
+      if (call && (dot == std::string::npos || kFunctionRoots.count(head))) {
+        normal += ident;  // torch.nn.functional.layer_norm(, operator.getitem(, getattr(
         any_call = true;
+      } else if (call) {
+        // A method on a variable, `linear_1.view(`: the receiver is blanked, the method kept.
+        const size_t last = ident.rfind('.');
+        const std::string receiver = ident.substr(0, last);
+        normal += "v" + ident.substr(last);
+        any_call = true;
+        if (op.first_module.empty()) op.first_module = module_of(receiver);
       } else {
         normal += 'v';
         if (op.first_module.empty()) op.first_module = module_of(ident);
@@ -138,9 +155,38 @@ std::string name_copies(const std::vector<std::string>& modules) {
 }  // namespace
 
 BlockRepeat find_block_repeat(const std::string& fx_code, int min_ops) {
+  // The ops of the outer GraphModule's forward only: nested classes (`class subgraph_0`, the
+  // bodies of higher-order ops) are printed beside it, one indent deeper.
   std::vector<FxOp> ops;
+  size_t forward_indent = std::string::npos;  // the outermost `def forward(`
+  {
+    std::stringstream scan(fx_code);
+    for (std::string line; std::getline(scan, line);) {
+      const size_t indent = line.find_first_not_of(' ');
+      if (indent != std::string::npos && line.compare(indent, 12, "def forward(") == 0) {
+        forward_indent = std::min(forward_indent, indent);
+      }
+    }
+  }
+  if (forward_indent == std::string::npos) return BlockRepeat{};
+  const size_t body_indent = forward_indent + 4;
   std::stringstream in(fx_code);
+  bool in_forward = false;
   for (std::string line; std::getline(in, line);) {
+    const size_t indent = line.find_first_not_of(' ');
+    if (indent == std::string::npos) continue;
+    if (indent == forward_indent && line.compare(indent, 12, "def forward(") == 0) {
+      in_forward = true;
+      continue;
+    }
+    if (!in_forward) continue;
+    if (indent < body_indent) {
+      in_forward = false;  // the forward ended; a nested class or the end of the module
+      continue;
+    }
+    if (indent != body_indent) continue;
+    // A graph already compiled regionally calls its block as a subgraph: nothing to advise.
+    if (line.find("invoke_subgraph") != std::string::npos) return BlockRepeat{};
     FxOp op;
     if (parse_op(line, op)) ops.push_back(std::move(op));
   }
@@ -154,7 +200,10 @@ BlockRepeat find_block_repeat(const std::string& fx_code, int min_ops) {
   // For each period p, the runs where the sequence equals itself shifted by p: a run of length L
   // from s holds L / p + 1 back-to-back copies. The most ops covered wins; on a tie the shorter
   // period (more, smaller copies), since p ascends.
-  for (int p = min_ops; p <= n / 2; ++p) {
+  // Periods up to kMaxBlockOps: a block longer than that is not a transformer layer, and the scan
+  // stays linear in the graph's size (a 100k-op graph in well under a second).
+  const int max_period = std::min(n / 2, kMaxBlockOps);
+  for (int p = min_ops; p <= max_period && best.covered_ops() < n; ++p) {
     int run = 0;
     for (int i = 0; i + p <= n; ++i) {
       const bool same = i + p < n && seq[i] == seq[i + p];

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "analysis/break_sites.h"
+#include "analysis/compile_time.h"
 #include "analysis/gpu_graph_time.h"
 #include "analysis/statistics.h"
 
@@ -13,6 +14,9 @@ namespace tcprof::analysis {
 RunSummary summarize_run(const RunReader& reader, Id run_id) {
   RunSummary s;
   s.counts = reader.counts(run_id);
+  // Compile time has one definition, compile_time.h's (a compile's span and its phases, a lazy
+  // backward included), in the summary line, the overview, diff and the gate alike.
+  s.counts.compile_time_ns = compile_time(reader, run_id, RepeatedGraphs::Skip).total_ns;
   s.break_sites = static_cast<int64_t>(break_sites(reader, run_id).size());
   std::vector<CallRow> call_rows = reader.calls(run_id);
   s.call_timing = call_timing(call_samples(call_rows, reader.compiles(run_id)));

@@ -37,6 +37,35 @@ c10::IValue call_reference(torch::jit::Module& module, const std::string& method
   }
 }
 
+// Rounding draws for the verdict (output_check.h), on copies of the reference and the oracle as
+// they are after this call: only when running the call again there gives bit for bit what it gave
+// (a model that keeps state, `self.calls += 1`, does not, and is then judged without draws).
+std::optional<RoundingSamples> rounding_draws(const c10::IValue& expected, const c10::IValue& exact,
+                                              torch::jit::Module& reference, torch::jit::Module& oracle,
+                                              const std::string& method,
+                                              const std::function<std::vector<c10::IValue>()>& make_inputs) {
+  try {
+    torch::jit::Module ref = reference.clone(), orc = oracle.clone();
+    std::string why;
+    if (!identical_values(ref.get_method(method)(make_inputs()), expected)) return std::nullopt;
+    std::optional<c10::IValue> again = run_f64(orc, method, make_inputs(), &why);
+    if (!again || !identical_values(*again, exact)) return std::nullopt;
+    RoundingSamples draws;
+    for (int d = 1; d <= kRoundingDraws; ++d) {
+      std::vector<c10::IValue> in = make_inputs(), oracle_in = make_inputs();
+      perturb_by_an_ulp(in, static_cast<uint64_t>(d));
+      perturb_by_an_ulp(oracle_in, static_cast<uint64_t>(d));
+      draws.eager.push_back(ref.get_method(method)(std::move(in)));
+      std::optional<c10::IValue> t = run_f64(orc, method, std::move(oracle_in), &why);
+      if (!t) return std::nullopt;
+      draws.oracle.push_back(std::move(*t));
+    }
+    return draws;
+  } catch (const std::exception&) {
+    return std::nullopt;  // inputs an ulp away that the model rejects: no draws
+  }
+}
+
 // What differs between a compiled call's output and the uncompiled module's ("" when nothing
 // does). Both copies see every call: the f64 one keeps its state in step with the reference's.
 std::string verify_call(const c10::IValue& out, torch::jit::Module& reference, torch::jit::Module& oracle,
@@ -44,7 +73,11 @@ std::string verify_call(const c10::IValue& out, torch::jit::Module& reference, t
   c10::IValue expected = call_reference(reference, method, make_inputs());
   std::string no_oracle;
   std::optional<c10::IValue> exact = run_f64(oracle, method, make_inputs(), &no_oracle);
-  Comparison cmp = compare_values(out, expected, exact ? &*exact : nullptr, Tolerance{});
+  auto draws = [&]() -> std::optional<RoundingSamples> {
+    if (!exact) return std::nullopt;
+    return rounding_draws(expected, *exact, reference, oracle, method, make_inputs);
+  };
+  Comparison cmp = compare_values(out, expected, exact ? &*exact : nullptr, Tolerance{}, {}, draws);
   return cmp.ok ? "" : cmp.problem + no_oracle;
 }
 

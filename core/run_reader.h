@@ -39,7 +39,7 @@ struct RunCounts {
   // `kernels` counts launches (and API records) recorded one row each plus those folded into
   // --profile summary rows; `kernel_rows` only the former, the rows a kernel reader streams.
   int64_t kernel_rows = 0;
-  int64_t compile_time_ns = 0;
+  int64_t compile_time_ns = 0;  // compiles' durations added up; analysis::summarize_run replaces it with compile_time.h's total
 };
 
 struct GuardFailureRow {

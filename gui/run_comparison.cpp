@@ -32,6 +32,8 @@ std::vector<CountChange> headline_counts(const RunData& ra, const RunData& rb, c
   if (changes.a_cache.any() || changes.b_cache.any()) {
     add("  FX graph cache hits", changes.a_cache.fx_hits, changes.b_cache.fx_hits, false);
     add("  FX graph cache misses", changes.a_cache.fx_misses, changes.b_cache.fx_misses);
+    add("  AOTAutograd cache hits", changes.a_cache.aot_hits, changes.b_cache.aot_hits, false);
+    add("  AOTAutograd cache misses", changes.a_cache.aot_misses, changes.b_cache.aot_misses);
   }
   add("Steady median ms/call", a.call_timing.steady_median_ns / 1e6, b.call_timing.steady_median_ns / 1e6, true, true);
   add("Mean ms/call incl. compile", a.call_timing.mean_incl_compile_ns / 1e6, b.call_timing.mean_incl_compile_ns / 1e6,

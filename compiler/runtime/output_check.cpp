@@ -43,8 +43,10 @@ struct TensorSamples {
 // plus (downstream of a reduction) 1e-3 of the tensor's RMS, plus (of a layer norm) 1e-4. With
 // rounding samples, eager's error is the largest over the draws and the exact value's movement
 // between draws is allowed on top.
+// `atol`, `rtol`: the output dtype's elementwise tolerance, which says where eager itself misses.
 bool oracle_accepts(const at::Tensor& c, const at::Tensor& e, const at::Tensor& t, const Tolerance& tol,
-                    Dependence dependence, const TensorSamples* samples, std::string* detail) {
+                    Dependence dependence, const TensorSamples* samples, double atol, double rtol,
+                    std::string* detail) {
   at::Tensor finite = c.isfinite() & e.isfinite() & t.isfinite();
   at::Tensor cm = c.masked_select(finite), em = e.masked_select(finite), tm = t.masked_select(finite);
   if (cm.numel() == 0) return false;
@@ -77,26 +79,24 @@ bool oracle_accepts(const at::Tensor& c, const at::Tensor& e, const at::Tensor& 
   }
   if (!bad.any().item<bool>()) return true;
   // Spots where eager itself misses the exact value by more than the tolerance (a GELU tail where
-  // 0.5 x (1 + erf) keeps one f32 quantum of 1 + erf, under a square root): there compiled must be
-  // as accurate as eager is at such spots, at worst and in rmse; everywhere else the rule above.
-  at::Tensor eager_off = ref > tol.f32_atol + tol.f32_rtol * tm.abs() + row_slack;
+  // 0.5 x (1 + erf) keeps one f32 quantum of 1 + erf, under a square root): a failing element
+  // there passes within twice the multiplier of eager's error at that element, when compiled is
+  // as accurate as eager over all such spots (rmse); everywhere else the rule above.
+  at::Tensor eager_off = ref > atol + rtol * tm.abs() + row_slack;
   if (!(bad & ~eager_off).any().item<bool>()) {
-    const double worst_c = err_c.masked_select(bad).max().item<double>();
-    const double worst_e = ref.masked_select(eager_off).max().item<double>();
+    at::Tensor loose = err_c > 2 * tol.oracle_multiplier * ref + spread + atol + rtol * tm.abs() + row_slack;
     const double rmse_c_off = err_c.masked_select(eager_off).pow(2).mean().sqrt().item<double>();
     const double rmse_e_off = ref.masked_select(eager_off).pow(2).mean().sqrt().item<double>();
-    if (worst_c <= tol.oracle_multiplier * worst_e + tol.f32_atol &&
-        rmse_c_off <= tol.oracle_multiplier * rmse_e_off + tol.f32_atol) {
-      return true;
-    }
-    *detail += fmt::format(", at the {} spots where eager misses the tolerance itself: worst error compiled {:.3g}, "
-                           "eager {:.3g}", eager_off.sum().item<int64_t>(), worst_c, worst_e);
+    if (!(bad & loose).any().item<bool>() && rmse_c_off <= tol.oracle_multiplier * rmse_e_off + tol.f32_atol) return true;
+    *detail += fmt::format(", at the {} spots where eager misses the tolerance itself: rmse compiled {:.3g}, eager {:.3g}",
+                           eager_off.sum().item<int64_t>(), rmse_c_off, rmse_e_off);
   }
   if (tol.whole_tensor_accuracy || dependence == Dependence::Normalization) {
-    const double rmse_c = err_c.pow(2).mean().sqrt().item<double>(), max_c = err_c.max().item<double>();
-    const double rms_spread = spread.pow(2).mean().sqrt().item<double>(), max_spread = spread.max().item<double>();
-    if (rmse_c <= tol.oracle_multiplier * rmse_ref + rms_spread + tol.f32_atol &&
-        max_c <= tol.oracle_multiplier * max_ref + max_spread + tol.f32_atol) {
+    // Each element's error less what an ulp of the inputs moves its exact value: one element near
+    // a jump must not loosen the others.
+    at::Tensor beyond = at::clamp_min(err_c - spread, 0);
+    const double rmse_c = beyond.pow(2).mean().sqrt().item<double>(), max_c = beyond.max().item<double>();
+    if (rmse_c <= tol.oracle_multiplier * rmse_ref + tol.f32_atol && max_c <= tol.oracle_multiplier * max_ref + tol.f32_atol) {
       return true;
     }
     *detail += fmt::format(", worst error compiled {:.3g}, eager {:.3g}", max_c, max_ref);
@@ -184,10 +184,19 @@ Comparison compare_tensor(const at::Tensor& compiled, const at::Tensor& eager, c
         samples->oracle.push_back(tk.toTensor().to(at::kDouble).reshape(-1));
       }
     }
-    if (oracle_accepts(c, e, t, tol, dependence, samples ? &*samples : nullptr, &detail)) {
+    // Without draws first: the draws may only widen the verdict, never narrow it.
+    const std::string before = detail;
+    if (oracle_accepts(c, e, t, tol, dependence, nullptr, atol, rtol, &detail)) {
       r.oracle_used = true;
-      r.samples_used = samples.has_value();
       return r;
+    }
+    if (samples) {
+      detail = before;
+      if (oracle_accepts(c, e, t, tol, dependence, &*samples, atol, rtol, &detail)) {
+        r.oracle_used = true;
+        r.samples_used = true;
+        return r;
+      }
     }
     Comparison f = failed(label, detail);
     f.oracle_rejected = !samples.has_value();
@@ -276,6 +285,30 @@ Comparison compare_values(const c10::IValue& compiled, const c10::IValue& eager,
   std::optional<RoundingSamples> draws = sample_rounding();
   if (!draws || draws->eager.empty() || draws->eager.size() != draws->oracle.size()) return r;
   return compare_at(compiled, eager, oracle, tol, dependence, &*draws, true, "output");
+}
+
+bool identical_values(const c10::IValue& a, const c10::IValue& b) {
+  if (a.isTensor() && b.isTensor()) {
+    const at::Tensor &x = a.toTensor(), &y = b.toTensor();
+    if (x.sizes() != y.sizes() || x.scalar_type() != y.scalar_type()) return false;
+    if (x.numel() == 0) return true;
+    if (!at::isFloatingType(x.scalar_type())) return at::equal(x, y);
+    return ((x == y) | (x.isnan() & y.isnan())).all().item<bool>();
+  }
+  if ((a.isTuple() && b.isTuple()) || (a.isList() && b.isList())) {
+    auto items = [](const c10::IValue& v) { return v.isTuple() ? v.toTupleRef().elements().vec() : v.toListRef().vec(); };
+    std::vector<c10::IValue> x = items(a), y = items(b);
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (!identical_values(x[i], y[i])) return false;
+    }
+    return true;
+  }
+  if (a.isDouble() && b.isDouble()) {
+    const double x = a.toDouble(), y = b.toDouble();
+    return x == y || (std::isnan(x) && std::isnan(y));
+  }
+  return a.tagKind() == b.tagKind() && a == b;
 }
 
 void perturb_by_an_ulp(std::vector<c10::IValue>& inputs, uint64_t seed) {

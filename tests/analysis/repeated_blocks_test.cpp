@@ -32,8 +32,11 @@ std::string fx_graph(int blocks, const std::string& container = "blocks") {
             "fc_parameters_weight_, " + p + "fc_parameters_bias_);  ln_" + n + " = None\n";
     code += "        gelu_" + n + ": \"f32[2, 8, 16][128, 16, 1]cpu\" = torch._C._nn.gelu(fc_" + n + ");  fc_" + n +
             " = None\n";
-    code += "        x_" + n + ": \"f32[2, 8, 16][128, 16, 1]cpu\" = " + prev + " + gelu_" + n + ";  " + prev +
-            " = gelu_" + n + " = None\n";
+    // A method call on a variable: FX prints `gelu_3.view(2, 8, 16)`.
+    code += "        view_" + n + ": \"f32[2, 8, 16][128, 16, 1]cpu\" = gelu_" + n + ".view(2, 8, 16);  gelu_" + n +
+            " = None\n";
+    code += "        x_" + n + ": \"f32[2, 8, 16][128, 16, 1]cpu\" = " + prev + " + view_" + n + ";  " + prev +
+            " = view_" + n + " = None\n";
     prev = "x_" + n;
   }
   code += "        logits: \"f32[2, 8, 100][800, 100, 1]cpu\" = torch._C._nn.linear(" + prev +
@@ -45,8 +48,8 @@ std::string fx_graph(int blocks, const std::string& container = "blocks") {
 TEST(RepeatedBlocks, TwelveBlocksAreOneRepeatNamedByTheirModules) {
   const BlockRepeat r = find_block_repeat(fx_graph(12));
   EXPECT_EQ(r.copies, 12);
-  EXPECT_EQ(r.ops_per_copy, 4);
-  EXPECT_EQ(r.graph_ops, 12 * 4 + 2);  // the embedding and the head are ops too; aliases are not
+  EXPECT_EQ(r.ops_per_copy, 5);
+  EXPECT_EQ(r.graph_ops, 12 * 5 + 2);  // the embedding and the head are ops too; aliases are not
   EXPECT_EQ(r.first_op, 1);
   EXPECT_EQ(r.name, "blocks.0-11");
 }
@@ -75,6 +78,35 @@ TEST(RepeatedBlocks, NothingRepeatsInAGraphWithoutCopies) {
   const size_t second = code.find("torch._C._nn.linear(ln_1");
   code.replace(code.rfind("f32[2, 8, 16]", second), 13, "f32[2, 8, 32]");
   EXPECT_EQ(find_block_repeat(code).copies, 0);
+}
+
+TEST(RepeatedBlocks, OnlyTheOuterForwardCountsAndARegionalGraphIsLeftAlone) {
+  // A nested GraphModule (a higher-order op's body) printed before the outer forward, with a
+  // repeat of its own: not the graph's ops.
+  std::string nested = "class GraphModule(torch.nn.Module):\n    class subgraph_0(torch.nn.Module):\n"
+                       "        def forward(self, a):\n";
+  for (int i = 0; i < 8; ++i) {
+    nested += "            r" + std::to_string(i) + ": \"f32[4]\" = torch.relu(a)\n";
+    nested += "            s" + std::to_string(i) + ": \"f32[4]\" = torch.sigmoid(r" + std::to_string(i) + ")\n";
+    nested += "            t" + std::to_string(i) + ": \"f32[4]\" = torch.tanh(s" + std::to_string(i) + ")\n";
+  }
+  const std::string outer = "    def forward(self, L_x_: \"f32[4]\"):\n        l_x_ = L_x_\n"
+                            "        y: \"f32[4]\" = torch.exp(l_x_)\n        return (y,)\n";
+  const BlockRepeat r = find_block_repeat(nested + outer);
+  EXPECT_EQ(r.copies, 0);
+  EXPECT_EQ(r.graph_ops, 1);
+  // Blocks already compiled once and called as a subgraph (torch.compiler.nested_compile_region).
+  std::string regional = "class GraphModule(torch.nn.Module):\n    def forward(self, L_x_: \"f32[4]\"):\n";
+  std::string prev = "L_x_";
+  for (int i = 0; i < 6; ++i) {
+    const std::string n = std::to_string(i);
+    regional += "        invoke_subgraph_" + n + " = torch.ops.higher_order.invoke_subgraph(self.subgraph_0, "
+                "'subgraph_0', " + prev + ")\n";
+    regional += "        getitem_" + n + ": \"f32[4]\" = invoke_subgraph_" + n + "[0];  invoke_subgraph_" + n + " = None\n";
+    regional += "        add_" + n + ": \"f32[4]\" = getitem_" + n + " + 1\n";
+    prev = "add_" + n;
+  }
+  EXPECT_EQ(find_block_repeat(regional).copies, 0);
 }
 
 TEST(RepeatedBlocks, CopiesReadingNoParametersAreFoundButNotNamed) {
