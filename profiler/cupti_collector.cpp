@@ -1,7 +1,5 @@
 #include "profiler/cupti_collector.h"
 
-#include <dlfcn.h>
-
 #include <atomic>
 #include <limits>
 #include <mutex>
@@ -9,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/clock.h"
+#include "core/vendor_library.h"
 #include "profiler/cuda_api_selection.h"
 
 namespace tcprof {
@@ -76,9 +75,7 @@ std::unique_ptr<CuptiCollector> CuptiCollector::start(RunWriter& writer, const O
   CuptiLoadResult loaded = load_cupti(options.library_paths);
   if (!loaded.available()) return fail(loaded.error);
   // CUPTI loads without a driver but then fails with CUPTI_ERROR_UNKNOWN: say the real reason.
-  if (void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
-    dlclose(driver);
-  } else {
+  if (!vendor_library_present("libcuda.so.1")) {
     return fail("GPU collection unavailable: no CUDA driver (libcuda.so.1 not found); CPU "
                 "timings are still recorded");
   }

@@ -1,12 +1,13 @@
 #include "compiler/toolchain/nvrtc_compiler.h"
 
-#include <dlfcn.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
+
+#include "core/vendor_library.h"
 
 namespace tcprof {
 
@@ -35,43 +36,30 @@ std::vector<std::string> nvrtc_paths() {
 }
 
 std::shared_ptr<const NvrtcApi> load(std::string* error) {
+  auto api = std::make_shared<NvrtcApi>();
   std::string tried;
-  for (const auto& path : nvrtc_paths()) {
-    dlerror();
-    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      const char* why = dlerror();
-      tried += fmt::format("{}{} ({})", tried.empty() ? "" : "; ", path, why ? why : "not found");
-      continue;
-    }
-    auto api = std::make_shared<NvrtcApi>();
-    std::string missing;
-    auto get = [&](auto& fn, const char* name) {
-      void* sym = dlsym(h, name);
-      if (!sym && missing.empty()) missing = name;
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(sym);
-    };
-    get(api->create, "nvrtcCreateProgram");
-    get(api->compile, "nvrtcCompileProgram");
-    get(api->log_size, "nvrtcGetProgramLogSize");
-    get(api->log, "nvrtcGetProgramLog");
-    get(api->cubin_size, "nvrtcGetCUBINSize");
-    get(api->cubin, "nvrtcGetCUBIN");
-    get(api->destroy, "nvrtcDestroyProgram");
-    get(api->version, "nvrtcVersion");
-    get(api->error_string, "nvrtcGetErrorString");
-    if (!missing.empty()) {
-      tried += fmt::format("{}{} (has no {})", tried.empty() ? "" : "; ", path, missing);
-      dlclose(h);
-      continue;
-    }
-    api->path = path;
-    return api;  // never closed: kernels compiled by it may be in use until exit
+  std::optional<VendorLibrary> lib = open_vendor_library(
+      nvrtc_paths(),
+      [&](SymbolBinder& b) {
+        b.bind(api->create, "nvrtcCreateProgram");
+        b.bind(api->compile, "nvrtcCompileProgram");
+        b.bind(api->log_size, "nvrtcGetProgramLogSize");
+        b.bind(api->log, "nvrtcGetProgramLog");
+        b.bind(api->cubin_size, "nvrtcGetCUBINSize");
+        b.bind(api->cubin, "nvrtcGetCUBIN");
+        b.bind(api->destroy, "nvrtcDestroyProgram");
+        b.bind(api->version, "nvrtcVersion");
+        b.bind(api->error_string, "nvrtcGetErrorString");
+      },
+      &tried);
+  if (!lib) {
+    *error = fmt::format("NVRTC could not be loaded (tried {}). Install the CUDA toolkit's NVRTC (the CUDA "
+                         "PyTorch wheel brings it as nvidia-cuda-nvrtc) or set TCPROF_NVRTC_LIBRARY to libnvrtc.so",
+                         tried);
+    return nullptr;
   }
-  *error = fmt::format("NVRTC could not be loaded (tried {}). Install the CUDA toolkit's NVRTC (the CUDA "
-                       "PyTorch wheel brings it as nvidia-cuda-nvrtc) or set TCPROF_NVRTC_LIBRARY to libnvrtc.so",
-                       tried);
-  return nullptr;
+  api->path = lib->path;
+  return api;  // never closed: kernels compiled by it may be in use until exit
 }
 
 struct Loaded {

@@ -1,8 +1,10 @@
 #include "compiler/backends/cuda/cuda_driver.h"
 
-#include <dlfcn.h>
+#include <optional>
 
 #include <fmt/format.h>
+
+#include "core/vendor_library.h"
 
 namespace tcprof {
 
@@ -53,32 +55,29 @@ constexpr int kComputeCapabilityMinor = 76;
 
 CudaDriver& CudaDriver::shared() {
   static CudaDriver driver([] {
-    void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      const char* why = dlerror();
-      throw Error(ErrorKind::Input, fmt::format("the CUDA driver (libcuda.so.1) could not be loaded: {}. The cuda backend "
-                                                "runs graphs on a GPU through it; install the NVIDIA driver",
-                                                why ? why : "not found"));
-    }
     auto api = std::make_shared<CudaDriverApi>();
-    std::string missing;
-    auto get = [&](auto& fn, const char* name) {
-      void* sym = dlsym(h, name);
-      if (!sym && missing.empty()) missing = name;
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(sym);
-    };
-    get(api->init, "cuInit");
-    get(api->device_get, "cuDeviceGet");
-    get(api->device_attribute, "cuDeviceGetAttribute");
-    get(api->primary_ctx_retain, "cuDevicePrimaryCtxRetain");
-    get(api->ctx_push, "cuCtxPushCurrent_v2");
-    get(api->ctx_pop, "cuCtxPopCurrent_v2");
-    get(api->module_load_data, "cuModuleLoadData");
-    get(api->module_unload, "cuModuleUnload");
-    get(api->module_function, "cuModuleGetFunction");
-    get(api->launch, "cuLaunchKernel");
-    get(api->error_string, "cuGetErrorString");
-    if (!missing.empty()) throw Error(ErrorKind::Input, fmt::format("the CUDA driver has no {}: update the NVIDIA driver", missing));
+    std::string tried;
+    std::optional<VendorLibrary> lib = open_vendor_library(
+        {"libcuda.so.1"},
+        [&](SymbolBinder& b) {
+          b.bind(api->init, "cuInit");
+          b.bind(api->device_get, "cuDeviceGet");
+          b.bind(api->device_attribute, "cuDeviceGetAttribute");
+          b.bind(api->primary_ctx_retain, "cuDevicePrimaryCtxRetain");
+          b.bind(api->ctx_push, "cuCtxPushCurrent_v2");
+          b.bind(api->ctx_pop, "cuCtxPopCurrent_v2");
+          b.bind(api->module_load_data, "cuModuleLoadData");
+          b.bind(api->module_unload, "cuModuleUnload");
+          b.bind(api->module_function, "cuModuleGetFunction");
+          b.bind(api->launch, "cuLaunchKernel");
+          b.bind(api->error_string, "cuGetErrorString");
+        },
+        &tried);
+    if (!lib) {
+      throw Error(ErrorKind::Input, fmt::format("the CUDA driver could not be loaded (tried {}). The cuda backend runs "
+                                                "graphs on a GPU through it; install or update the NVIDIA driver",
+                                                tried));
+    }
     api->check(api->init(0), "cuInit");
     return CudaDriver(std::move(api));
   }());
