@@ -123,7 +123,9 @@ std::string advice(const RepeatedBlocks& b) {
 CompileTimeReport compile_time(const RunReader& reader, Id run_id, RepeatedGraphs repeats) {
   CompileTimeReport out;
   std::unordered_map<Id, std::string> frame_names;
-  for (const auto& f : reader.frames(run_id)) frame_names[f.id] = f.name;
+  // "forward in blocks.1.attn": a submodule's frame is told apart from the root's, as diff's
+  // frame keys and report's break sites name them.
+  for (const auto& f : reader.frames(run_id)) frame_names[f.id] = f.module_path.empty() ? f.name : f.name + " in " + f.module_path;
   std::unordered_map<Id, std::vector<CompilePhaseRow>> phases;
   for (auto& p : reader.compile_phases(run_id)) phases[p.compile_id].push_back(std::move(p));
 

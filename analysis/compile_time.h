@@ -39,7 +39,7 @@ struct CacheCounts {
 
 struct CompileTime {
   Id compile_id = 0, frame_id = 0;
-  std::string compile_label, frame;
+  std::string compile_label, frame;  // frame: "forward", or "forward in blocks.1.attn"
   int64_t start_ns = 0;
   int64_t total_ns = 0;  // the union of the compile's span and its phases (lazy backward included)
   std::array<int64_t, kCompileStages> stage_ns{};
