@@ -14,17 +14,6 @@ namespace {
 QString cache_key(const QString& path, Id id) { return path + '\n' + QString::number(id); }
 const QColor kWorse(0xb3, 0x26, 0x1e), kBetter(0x2d, 0x6a, 0x4f);
 
-// `stretch` is the text column that takes the spare width (numbers stay compact).
-
-QWidget* titled(const QString& title, QWidget* w) {
-  auto* box = new QWidget;
-  auto* l = new QVBoxLayout(box);
-  l->setContentsMargins(0, 0, 0, 0);
-  l->addWidget(new QLabel(title));
-  l->addWidget(w);
-  return box;
-}
-
 }  // namespace
 
 CompareView::CompareView(QWidget* parent)

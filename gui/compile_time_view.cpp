@@ -29,15 +29,6 @@ const StageLook kStages[kCompileStages] = {
     {"Autotuning", QColor(0xb0, 0x7a, 0xa1)},  {"Other", QColor(0xba, 0xb0, 0xac)},
 };
 
-QWidget* titled(const QString& title, QWidget* w) {
-  auto* box = new QWidget;
-  auto* l = new QVBoxLayout(box);
-  l->setContentsMargins(0, 0, 0, 0);
-  l->addWidget(new QLabel(title));
-  l->addWidget(w);
-  return box;
-}
-
 QString cache_text(int hits, int misses) {
   if (hits + misses == 0) return "—";
   return QString("%1 hit%2, %3 miss%4").arg(hits).arg(hits == 1 ? "" : "s").arg(misses).arg(misses == 1 ? "" : "es");

@@ -1,7 +1,9 @@
 #include "gui/table_view.h"
 
 #include <QHeaderView>
+#include <QLabel>
 #include <QTableView>
+#include <QVBoxLayout>
 
 namespace tcprof::gui {
 
@@ -19,6 +21,15 @@ QTableView* make_row_table(QAbstractItemModel* model, int stretch_column) {
   t->setAlternatingRowColors(true);
   t->setWordWrap(false);
   return t;
+}
+
+QWidget* titled(const QString& title, QWidget* w) {
+  auto* box = new QWidget;
+  auto* l = new QVBoxLayout(box);
+  l->setContentsMargins(0, 0, 0, 0);
+  l->addWidget(new QLabel(title));
+  l->addWidget(w);
+  return box;
 }
 
 }  // namespace tcprof::gui
