@@ -102,10 +102,10 @@ std::string run_in_child(const std::function<std::string()>& work, int* signal) 
 
 // CaseOutcome through the pipe: a line of counts, a line of fallback ops, the archive, the report.
 std::string serialize(const CaseOutcome& o) {
-  std::string s = fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {}\n", static_cast<int>(o.status), o.calls, o.kernels,
-                              o.window_kernels, o.fused_ops, o.extern_calls, o.fallback_calls, o.oracle_used,
+  std::string s = fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {}\n", static_cast<int>(o.status), o.calls,
+                              o.kernels, o.window_kernels, o.fused_ops, o.extern_calls, o.fallback_calls, o.oracle_used,
                               o.unexpected_recompiles, o.compiled_backwards, o.unstable_eager, o.attention_kernels,
-                              o.linear_gemms);
+                              o.linear_gemms, o.rounding_draws_used);
   for (const auto& [op, n] : o.fallback_ops) s += fmt::format("{} {} ", op, n);
   return s + "\n" + o.archive + "\n" + o.report;
 }
@@ -116,7 +116,7 @@ CaseOutcome deserialize(const std::string& text) {
   int status = 0;
   in >> status >> o.calls >> o.kernels >> o.window_kernels >> o.fused_ops >> o.extern_calls >> o.fallback_calls >>
       o.oracle_used >> o.unexpected_recompiles >> o.compiled_backwards >> o.unstable_eager >> o.attention_kernels >>
-      o.linear_gemms;
+      o.linear_gemms >> o.rounding_draws_used;
   o.status = static_cast<CaseOutcome::Status>(status);
   std::string line;
   std::getline(in, line);
@@ -290,6 +290,7 @@ void add_outcome(FuzzSummary& s, const FuzzCase& c, const CaseOutcome& o) {
   s.fused_ops += o.fused_ops;
   s.fallback_calls += o.fallback_calls;
   s.oracle_used += o.oracle_used;
+  s.rounding_draws_used += o.rounding_draws_used;
   s.unexpected_recompiles += o.unexpected_recompiles;
   s.backward_cases += o.compiled_backwards > 0;
   s.unstable_eager += o.unstable_eager;
@@ -370,10 +371,10 @@ FuzzSummary run_fuzz(const FuzzOptions& options) {
 std::string summary_line(const FuzzSummary& s) {
   return fmt::format(
       "{} cases, {} ops, {} calls compared: {} mismatches, {} errors, {} invalid cases; {} kernels with {} fused ops, "
-      "{} fallback calls, {} cases without a kernel, {} outputs judged by the f64 oracle, {} unexpected recompiles; "
-      "{:.1f} s",
+      "{} fallback calls, {} cases without a kernel, {} outputs judged by the f64 oracle ({} with rounding draws), {} "
+      "unexpected recompiles; {:.1f} s",
       s.cases, s.ops, s.calls, s.mismatches, s.errors, s.invalid, s.kernels, s.fused_ops, s.fallback_calls, s.no_kernel,
-      s.oracle_used, s.unexpected_recompiles, s.seconds) +
+      s.oracle_used, s.rounding_draws_used, s.unexpected_recompiles, s.seconds) +
          (s.gradients ? fmt::format("; gradients: {} cases through a compiled backward, {} eager reruns that differed from "
                                     "eager's own first run", s.backward_cases, s.unstable_eager)
                       : "");

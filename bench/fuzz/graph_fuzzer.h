@@ -40,6 +40,7 @@ struct FuzzSummary {
   int kernels = 0, fused_ops = 0, fallback_calls = 0;
   int no_kernel = 0;               // cases where the backend generated no kernel at all
   int oracle_used = 0;             // outputs accepted by the f64 oracle (differential_check.h)
+  int rounding_draws_used = 0;     // ... of which only with rounding draws (output_check.h)
   int unexpected_recompiles = 0;
   bool gradients = false;  // a --backward run: gradients were compared
   int backward_cases = 0;  // ... and these cases ran at least one compiled backward graph
