@@ -293,6 +293,15 @@ bool fuses_recomputation(const std::string& name) {
 std::vector<size_t> choose_recomputation(const CapturedGraph& fwd, const std::vector<c10::IValue>& examples,
                                          std::map<int, std::vector<std::string>> readers, std::set<int>& saved) {
   const int n_in = static_cast<int>(fwd.inputs.size());
+  // A forward that keeps an in-place op (one functionalize could not remove) changes a value after
+  // it was made, maybe through a view: its producer run again in the backward would give the value
+  // before the change (fuzz case --backward 101709309494417: relu(x) then mul_(-2), and maximum's
+  // gradient mask recomputed from relu alone). Then nothing is recomputed: the backward reads the
+  // saved tensors, which hold the changed values its ops saw (eager autograd refuses a program
+  // that changes a tensor after an op saved it, so no valid one changes them later).
+  const bool mutates = std::any_of(fwd.ops.begin(), fwd.ops.end(),
+                                   [](const GraphOp& op) { return !op.name.empty() && op.name.back() == '_'; });
+  if (mutates) return {};
   std::map<int, size_t> producer;
   for (size_t i = 0; i < fwd.ops.size(); ++i) {
     for (int s : fwd.ops[i].outputs) producer[s] = i;

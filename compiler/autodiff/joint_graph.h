@@ -56,7 +56,9 @@ struct TrainingGraphs {
 // cheap pointwise ops (activations, arithmetic) whose arguments it has anyway, that are no larger,
 // and that only pointwise or row ops of the backward read (so the recomputation fuses into their
 // kernels): those it recomputes, chains included. GEMM, convolution and reduction outputs, and
-// anything a GEMM or convolution of the backward reads, are saved. The rules themselves recompute layer norm's statistics and max pooling's indices from the
+// anything a GEMM or convolution of the backward reads, are saved, and so is everything when the
+// forward keeps an in-place op (recomputing would give a value before its change). The rules
+// themselves recompute layer norm's statistics and max pooling's indices from the
 // saved input. `examples` as for build_joint_graph.
 TrainingGraphs partition_joint_graph(JointGraph joint, const std::vector<c10::IValue>& examples);
 

@@ -28,6 +28,23 @@ void run_inference_passes(PassContext& ctx) {
   log_graph("simplify", g, simplify_graph(ctx));
 }
 
+namespace {
+
+// A copy with the same sizes and strides: clone() makes a broadcast input (expand's stride-0
+// rows) dense, and kernels compiled for that layout do not take the real input (a backward's
+// saved expand fell back to LibTorch's less exact mean: fuzz case --backward 6743363218254).
+at::Tensor copy_keeping_layout(const at::Tensor& t) {
+  if (t.is_non_overlapping_and_dense() || t.numel() == 0) return t.clone();
+  const int64_t n = static_cast<int64_t>(t.storage().nbytes() / t.element_size());
+  at::Tensor base = at::empty({n}, t.options());
+  at::Tensor original = at::empty({0}, t.options());
+  original.set_(t.storage(), 0, {n}, {1});
+  base.copy_(original);
+  return base.as_strided(t.sizes(), t.strides(), t.storage_offset());
+}
+
+}  // namespace
+
 // Every slot's value for the example inputs: the capture run's, when the frontend kept them, else
 // one run of the graph (inputs cloned and the random generator restored, so that the run changes
 // nothing the user can see).
@@ -35,7 +52,7 @@ std::vector<c10::IValue> example_run(const CapturedGraph& g, const std::vector<c
   if (g.capture_values && static_cast<int>(g.capture_values->size()) == g.num_slots) return *g.capture_values;
   std::vector<c10::IValue> slots(static_cast<size_t>(g.num_slots));
   for (size_t i = 0; i < inputs.size(); ++i) {
-    slots[i] = inputs[i].isTensor() ? c10::IValue(inputs[i].toTensor().clone()) : inputs[i];
+    slots[i] = inputs[i].isTensor() ? c10::IValue(copy_keeping_layout(inputs[i].toTensor())) : inputs[i];
   }
   InputBindings bindings(inputs);
   auto gen = at::detail::getDefaultCPUGenerator();

@@ -736,6 +736,50 @@ TEST(FuzzBugs, RowReductionsOfConstantAndNearConstantRowsAreAsExactAsF64) {
   EXPECT_EQ(check(attention).attention_kernels, 1);
 }
 
+// The backward recomputed relu(x1) for maximum's gradient mask, but the forward changed that value
+// in place first (mul_(-2)): the mask came from relu alone, and 21 of 51 gradients were wrong
+// (fuzz_graphs --backward --case 101709309494417). A forward that keeps an in-place op now saves
+// what the backward reads.
+TEST(FuzzBugs, BackwardDoesNotRecomputeAValueTheForwardChangedInPlace) {
+  use_private_kernel_cache();
+  FuzzCase c = targeted("recompute_after_in_place",
+                        "def forward(self, x0, x1):\n"
+                        "    v0 = torch.relu(x0)\n"
+                        "    v0.mul_(-2)\n"
+                        "    v1 = torch.maximum(v0, x1)\n"
+                        "    return v1.sum(dim=[-2, -1], keepdim=True)\n",
+                        {tensor(ST::Int, {3, 17}), tensor(ST::Double, {3, 17})}, {});
+  static tcprof::testing::TempDir work;
+  CheckOptions options;
+  options.work_dir = work.path().string();
+  options.gradients = true;
+  CaseOutcome out = check_case(c, options);
+  EXPECT_EQ(out.status, Status::Pass) << out.report;
+  EXPECT_EQ(out.compiled_backwards, 1) << out.report;
+}
+
+// A layer norm over an expanded input (expand's stride-0 rows, constant): the backward reads the
+// saved expand. Compile examples were clone()s, which made it dense, so the backward's row kernel
+// was compiled for contiguous rows, did not take the real stride-0 input and fell back to
+// LibTorch's mean, which misses a constant row's value by an ulp: the weight's gradient, exactly 0,
+// came out 8x further from 0 than eager's (fuzz_graphs --backward --case 6743363218254). Examples
+// now keep their inputs' strides.
+TEST(FuzzBugs, BackwardOfALayerNormOverAnExpandedInputKeepsItsLayout) {
+  use_private_kernel_cache();
+  FuzzCase c = targeted("layer_norm_of_expand",
+                        "def forward(self, x0, x1):\n"
+                        "    v5 = x1.expand_as(x0)\n"
+                        "    return torch.layer_norm(v5, [437], self.p0, self.p1)\n",
+                        {f32({4, 37, 437}), f32({1, 37, 1})}, {param("p0", f32({437})), param("p1", f32({437}))});
+  static tcprof::testing::TempDir work;
+  CheckOptions options;
+  options.work_dir = work.path().string();
+  options.gradients = true;
+  CaseOutcome out = check_case(c, options);
+  EXPECT_EQ(out.status, Status::Pass) << out.report;
+  EXPECT_EQ(out.compiled_backwards, 1) << out.report;
+}
+
 TEST(FuzzBugs, BackwardOfALayerNormOverNearConstantRowsIsAsExactAsF64) {
   use_private_kernel_cache();
   static tcprof::testing::TempDir work;
