@@ -59,6 +59,16 @@ FuzzCase targeted(const std::string& name, const std::string& source, std::vecto
   return c;
 }
 
+// The gradient check (fuzz_graphs --backward) of one case.
+CaseOutcome check_gradients(const FuzzCase& c) {
+  use_private_kernel_cache();
+  static tcprof::testing::TempDir work;
+  CheckOptions options;
+  options.work_dir = work.path().string();
+  options.gradients = true;
+  return check_case(c, options);
+}
+
 CaseOutcome check(const FuzzCase& c, bool perturb = false) {
   use_private_kernel_cache();
   static tcprof::testing::TempDir work;
@@ -741,7 +751,6 @@ TEST(FuzzBugs, RowReductionsOfConstantAndNearConstantRowsAreAsExactAsF64) {
 // (fuzz_graphs --backward --case 101709309494417). A forward that keeps an in-place op now saves
 // what the backward reads.
 TEST(FuzzBugs, BackwardDoesNotRecomputeAValueTheForwardChangedInPlace) {
-  use_private_kernel_cache();
   FuzzCase c = targeted("recompute_after_in_place",
                         "def forward(self, x0, x1):\n"
                         "    v0 = torch.relu(x0)\n"
@@ -749,11 +758,7 @@ TEST(FuzzBugs, BackwardDoesNotRecomputeAValueTheForwardChangedInPlace) {
                         "    v1 = torch.maximum(v0, x1)\n"
                         "    return v1.sum(dim=[-2, -1], keepdim=True)\n",
                         {tensor(ST::Int, {3, 17}), tensor(ST::Double, {3, 17})}, {});
-  static tcprof::testing::TempDir work;
-  CheckOptions options;
-  options.work_dir = work.path().string();
-  options.gradients = true;
-  CaseOutcome out = check_case(c, options);
+  CaseOutcome out = check_gradients(c);
   EXPECT_EQ(out.status, Status::Pass) << out.report;
   EXPECT_EQ(out.compiled_backwards, 1) << out.report;
 }
@@ -765,17 +770,12 @@ TEST(FuzzBugs, BackwardDoesNotRecomputeAValueTheForwardChangedInPlace) {
 // came out 8x further from 0 than eager's (fuzz_graphs --backward --case 6743363218254). Examples
 // now keep their inputs' strides.
 TEST(FuzzBugs, BackwardOfALayerNormOverAnExpandedInputKeepsItsLayout) {
-  use_private_kernel_cache();
   FuzzCase c = targeted("layer_norm_of_expand",
                         "def forward(self, x0, x1):\n"
                         "    v5 = x1.expand_as(x0)\n"
                         "    return torch.layer_norm(v5, [437], self.p0, self.p1)\n",
                         {f32({4, 37, 437}), f32({1, 37, 1})}, {param("p0", f32({437})), param("p1", f32({437}))});
-  static tcprof::testing::TempDir work;
-  CheckOptions options;
-  options.work_dir = work.path().string();
-  options.gradients = true;
-  CaseOutcome out = check_case(c, options);
+  CaseOutcome out = check_gradients(c);
   EXPECT_EQ(out.status, Status::Pass) << out.report;
   EXPECT_EQ(out.compiled_backwards, 1) << out.report;
 }
