@@ -237,7 +237,10 @@ CaseOutcome check_case_gradients(const FuzzCase& c, const CheckOptions& options)
     }
     Tolerance tol = options.tol;
     tol.whole_tensor_accuracy = true;  // differential_check.h: gradients of ill-conditioned spots
-    auto rounding_draws = [&]() -> std::optional<RoundingSamples> {
+    // The draws do not depend on which eager run is the reference: run once per call, even when
+    // eager is rerun below.
+    std::optional<std::optional<RoundingSamples>> drawn;
+    auto draw_once = [&]() -> std::optional<RoundingSamples> {
       RoundingSamples draws;
       for (uint64_t d = 1; d <= static_cast<uint64_t>(kRoundingDraws); ++d) {
         std::optional<std::vector<at::Tensor>> e;
@@ -252,6 +255,10 @@ CaseOutcome check_case_gradients(const FuzzCase& c, const CheckOptions& options)
         draws.oracle.push_back(std::move(*t));
       }
       return draws;
+    };
+    auto rounding_draws = [&]() -> std::optional<RoundingSamples> {
+      if (!drawn) drawn = draw_once();
+      return *drawn;
     };
     auto compare = [&](const std::vector<at::Tensor>& reference) {
       return compare_values(as_tuple(compiled_grads), as_tuple(reference), oracle_grads ? &*oracle_grads : nullptr, tol,
