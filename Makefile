@@ -27,7 +27,7 @@ export CCACHE_MAXSIZE ?= 12G
 # Builds take a lock so that two builds never share the machine's two cores.
 LOCK := flock $(BUILD_DIR)/.build.lock
 
-.PHONY: all deps configure build test demo bench bench-table bench-train-table check-libtorch2 check-libtorch2-cuda compare-tlparse \
+.PHONY: all deps configure build test demo bench bench-table bench-train-table bench-inductor check-libtorch2 check-libtorch2-cuda compare-tlparse \
         check-torch-wheel check-sanitize check-sanitize-all fuzz package check-package clean
 
 all: build
@@ -62,6 +62,11 @@ bench-table: build
 # Issue 17's training table in docs/backend.md: tcprof bench --train on the GPT and two CNNs.
 bench-train-table: build
 	@bash scripts/bench-train-table.sh $(BUILD_DIR)
+
+# Issue 35's tables in docs/backend.md: tcprof built against a PyPI torch wheel beside torch.compile
+# (Inductor, CPU) on the same models, at 1 and 2 threads and the training step.
+bench-inductor:
+	@bash scripts/bench-inductor.sh $(BUILD_DIR)/torch-wheel
 
 check-libtorch2:
 	@bash scripts/check-libtorch2.sh $(BUILD_DIR)/libtorch2

@@ -34,20 +34,12 @@ need_gb=12
 
 free_gb() { df -Pk "$1" | awk 'NR==2 { print int($4 / 1048576) }'; }
 
-newest() {  # the newest version of a PyPI package
-  "$python" -m pip index versions "$1" 2>/dev/null | sed -n 's/^[^ ]* (\(.*\))$/\1/p' | head -1
-}
-
-# torchvision X.Y pairs with torch 2.(Y-15): 0.26 with 2.11.
-torchvision_for() {
-  local minor=${1#2.}; minor=${minor%%.*}
-  echo "0.$((minor + 15))"
-}
+source "$src/scripts/torch-wheel-venv.sh"
 
 summary=()
 status=0
 for version in $versions; do
-  [[ $version == newest ]] && version=$(newest torch)
+  [[ $version == newest ]] && version=$(torch_wheel_newest torch "$python")
   [[ -n $version ]] || { echo "check-torch-wheel: PyPI lists no torch release (is PyPI reachable?)" >&2; exit 2; }
   dir=$root/$version
   venv=$dir/venv
@@ -57,17 +49,7 @@ for version in $versions; do
     echo "check-torch-wheel: only $(free_gb "$dir") GB free under $dir; torch $version's venv and build need about $need_gb GB: free some disk (old build folders, ~/.cache/pip) or set TORCH_WHEEL_CLEAN=1" >&2
     exit 2
   fi
-  if [[ ! -f $venv/.tcprof-ready ]]; then
-    rm -rf "$venv"
-    "$python" -m venv "$venv"
-    "$venv/bin/pip" install -q "torch==$version" "cmake>=4,<5" numpy
-    vision=$(torchvision_for "$version")
-    if ! "$venv/bin/pip" install -q "torchvision==$vision.*" "torch==$version" 2>/dev/null; then
-      echo "check-torch-wheel: no torchvision $vision for torch $version: the newest torchvision, without its dependencies"
-      "$venv/bin/pip" install -q --no-deps torchvision pillow
-    fi
-    touch "$venv/.tcprof-ready"
-  fi
+  torch_wheel_venv "$version" "$venv" "$python"
   "$venv/bin/python" -c 'import torch, torchvision; print("torch", torch.__version__, "cuda", torch.version.cuda, "torchvision", torchvision.__version__)'
   # The README's command for a pip user, in a build folder of its own.
   set +e

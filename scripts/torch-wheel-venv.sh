@@ -1,0 +1,30 @@
+# Sourced by check-torch-wheel.sh and bench-inductor.sh: a venv holding one PyPI torch wheel (and
+# the torchvision of its release, CMake 4 and numpy), made once and marked ready.
+#
+#   torch_wheel_newest PACKAGE               the newest version PyPI lists
+#   torch_wheel_venv VERSION VENV [PYTHON]   makes VENV unless it is already marked ready
+
+torch_wheel_newest() {
+  "${2:-python3}" -m pip index versions "$1" 2>/dev/null | sed -n 's/^[^ ]* (\(.*\))$/\1/p' | head -1
+}
+
+# torchvision X.Y pairs with torch 2.(Y-15): 0.26 with 2.11.
+torch_wheel_torchvision_for() {
+  local minor=${1#2.}; minor=${minor%%.*}
+  echo "0.$((minor + 15))"
+}
+
+torch_wheel_venv() {
+  local version=$1 venv=$2 python=${3:-python3} vision
+  [[ -f $venv/.tcprof-ready ]] && return 0
+  rm -rf "$venv"
+  # pip's cache would hold a second copy of the ~4.7 GB of wheels that the venv already holds.
+  PIP_NO_CACHE_DIR=1 "$python" -m venv "$venv"
+  PIP_NO_CACHE_DIR=1 "$venv/bin/pip" install -q "torch==$version" "cmake>=4,<5" numpy
+  vision=$(torch_wheel_torchvision_for "$version")
+  if ! PIP_NO_CACHE_DIR=1 "$venv/bin/pip" install -q "torchvision==$vision.*" "torch==$version" 2>/dev/null; then
+    echo "torch-wheel-venv: no torchvision $vision for torch $version: the newest torchvision, without its dependencies"
+    PIP_NO_CACHE_DIR=1 "$venv/bin/pip" install -q --no-deps torchvision pillow
+  fi
+  touch "$venv/.tcprof-ready"
+}
