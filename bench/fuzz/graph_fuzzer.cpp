@@ -321,10 +321,12 @@ FuzzSummary run_fuzz(const FuzzOptions& options) {
   }
   const size_t first = options.case_seeds.empty() ? static_cast<size_t>(options.first) : 0;
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, report_crash);
+  GeneratorOptions generator = options.generator;
+  generator.differentiable = generator.differentiable || options.gradients;  // cases whose gradients are checked
   for (size_t i = 0; i < seeds.size(); ++i) {
     set_crash_note(first + i, seeds[i], options.generator.known_bug_patterns);
     if (options.log) options.log->flush();
-    FuzzCase c = generate_case(seeds[i], options.generator);
+    FuzzCase c = generate_case(seeds[i], generator);
     if (options.log && !options.case_seeds.empty()) {  // asked for by seed
       *options.log << describe_case(c, /*with_layouts=*/!options.isolate) << std::flush;
     }

@@ -28,6 +28,9 @@ Operand mask_for(GeneratorState& g, const Var& s, bool fit_into) {
   return g.partner(s, rq);
 }
 
+// What a square root adds to |x| (GeneratorOptions::differentiable).
+const char* sqrt_guard(const GeneratorState& g) { return g.options().differentiable ? " + 0.001" : ""; }
+
 }  // namespace
 
 // ---- pointwise math -------------------------------------------------------------------------
@@ -53,7 +56,7 @@ bool op_unary(GeneratorState& g, int si) {
     case 3: return emit(g, fmt::format("torch.log(torch.abs({}) + 1)", x), like(s, f, std::log1p(b) + 1, false), "log", {si});
     case 4:
       if (!g.options().known_bug_patterns && s.erf_error) return false;  // FuzzBugs.DISABLED_ErfLoses...
-      return emit(g, fmt::format("torch.sqrt(torch.abs({}))", x), like(s, f, std::sqrt(b) + 1, false), "sqrt", {si});
+      return emit(g, fmt::format("torch.sqrt(torch.abs({}){})", x, sqrt_guard(g)), like(s, f, std::sqrt(b) + 1, false), "sqrt", {si});
     case 5: return emit(g, fmt::format("torch.rsqrt(torch.abs({}) + 1)", x), like(s, f, 1, false), "rsqrt", {si});
     case 6: return call("tanh", 1, "tanh");
     case 7: {
@@ -133,7 +136,7 @@ bool op_pow(GeneratorState& g, int si) {
       return emit(g, fmt::format(fmt::runtime(g.chance(0.5) ? "torch.pow({}, 3)" : "{} ** 3"), x), like(s, s.dtype, b * b * b, false), "pow", {si});
     case 2:
       if (!g.options().known_bug_patterns && s.erf_error) return false;
-      return emit(g, fmt::format("torch.pow(torch.abs({}), 0.5)", x), like(s, s.dtype, std::sqrt(b) + 1, false), "pow", {si});
+      return emit(g, fmt::format("torch.pow(torch.abs({}){}, 0.5)", x, sqrt_guard(g)), like(s, s.dtype, std::sqrt(b) + 1, false), "pow", {si});
     case 3: return emit(g, fmt::format("torch.pow(torch.abs({}) + 1, -1)", x), like(s, s.dtype, 1, false), "pow", {si});
     default:
       if (b > 200) return false;
