@@ -3,8 +3,10 @@
 // over a packed weight, OpenBLAS's over a transposed one) against LibTorch's linear on awkward
 // shapes and strides, and a compiled model whose linears take that path.
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <limits>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -12,6 +14,7 @@
 #include <ATen/core/grad_mode.h>
 
 #include "compiler/backends/cpp/run/linear_gemm.h"
+#include "compiler/backends/cpp/run/mkl_packed_linear.h"
 #include "compiler/backends/cpp/run/onednn_convolution.h"
 #include "compiler/backends/cpp/run/onednn_linear.h"
 #include "tests/compiler/compiler_test_support.h"
@@ -107,8 +110,54 @@ TEST(LinearGemm, OnednnMatmulMatchesLibTorchLinear) {
   at::Tensor ours = linear(x), eager = at::linear(x, w, b);
   EXPECT_TRUE(at::equal(ours.isnan(), eager.isnan()));
   EXPECT_TRUE(at::equal(ours.isinf(), eager.isinf()));
-  // A prepared linear takes oneDNN's GEMM where it can.
-  EXPECT_STREQ(PreparedLinear(w, &b, 4).method(), "onednn");
+  // A prepared linear takes oneDNN's GEMM where it can, unless LibTorch has MKL's packed GEMM.
+  EXPECT_STREQ(PreparedLinear(w, &b, 4).method(), MklPackedLinear::available() ? "mkl" : "onednn");
+}
+
+// MKL's packed GEMM through LibTorch's mkl:: operators (PyPI's x86 wheels): the same cases as
+// oneDNN's, against LibTorch's linear, and the prepared linear's choice of library, forced and not.
+TEST(LinearGemm, MklPackedGemmMatchesLibTorchLinear) {
+  if (!MklPackedLinear::available()) GTEST_SKIP() << "this LibTorch has no mkl::_mkl_linear (built without MKL)";
+  at::NoGradGuard no_grad;
+  at::manual_seed(18);
+  auto close = [](const at::Tensor& a, const at::Tensor& b, int64_t k) {
+    return at::allclose(a, b, 1e-4, 1e-6 * static_cast<double>(std::max<int64_t>(k, 10)));
+  };
+  for (auto [n, k] : std::vector<std::pair<int64_t, int64_t>>{{13, 24}, {1, 17}, {17, 1}, {1000, 70}, {64, 256}}) {
+    at::Tensor w = at::randn({n, k}), b = at::randn({n});
+    MklPackedLinear with_bias(w, &b, 6), without(w, nullptr, 6);
+    std::vector<at::Tensor> xs = {
+        at::randn({6, k}),                     // the rows it is packed for
+        at::randn({2, 3, k}),                  // the same rows as [B, T, C]
+        at::randn({2, 2, 5, k}),               // other rows: LibTorch's linear inside the operator
+        at::randn({3, k, 2}).transpose(1, 2),  // strided rows
+        at::randn({0, k}),                     // no rows
+        at::randn({1, k}),                     // one row
+    };
+    for (const at::Tensor& x : xs) {
+      at::Tensor ours = with_bias(x), eager = at::linear(x, w, b);
+      EXPECT_EQ(ours.sizes(), eager.sizes());
+      EXPECT_TRUE(close(ours, eager, k)) << n << "x" << k << " on " << x.sizes();
+      EXPECT_TRUE(close(without(x), at::linear(x, w), k)) << n << "x" << k << " on " << x.sizes();
+    }
+  }
+  at::Tensor w = at::randn({13, 24}), b = at::randn({13});
+  at::Tensor x = at::randn({4, 24});
+  x[1][3] = std::numeric_limits<float>::infinity();
+  x[2][0] = std::numeric_limits<float>::quiet_NaN();
+  at::Tensor ours = MklPackedLinear(w, &b, 4)(x), eager = at::linear(x, w, b);
+  EXPECT_TRUE(at::equal(ours.isnan(), eager.isnan()));
+  EXPECT_TRUE(at::equal(ours.isinf(), eager.isinf()));
+  // TCPROF_LINEAR_GEMM picks the library where it can run.
+  for (const char* library : {"onednn", "blas", "mkl"}) {
+    ::setenv("TCPROF_LINEAR_GEMM", library, 1);
+    PreparedLinear prepared(w, &b, 4);
+    const std::string want = std::string(library) == "onednn" && !onednn_layout_enabled() ? "blas" : library;
+    EXPECT_EQ(prepared.method(), want);
+    at::Tensor finite = at::randn({4, 24});
+    EXPECT_TRUE(close(prepared(finite), at::linear(finite, w, b), 24)) << library;
+  }
+  ::unsetenv("TCPROF_LINEAR_GEMM");
 }
 
 // GELU after the GEMM runs in its output pass: its erf and tanh forms equal
@@ -165,8 +214,13 @@ TEST(LinearGemm, TransformerLinearsArePlannedAsGemmsAndAutotuned) {
   for (const auto& f : m.frames()) {
     for (const auto& e : f->entries) ir += e->compiled->report().ir;
   }
-  EXPECT_NE(ir.find("_linear_gemm: "), std::string::npos) << ir;                     // an autotune line
-  EXPECT_NE(ir.find("_linear_gemm_gelu: "), std::string::npos) << ir;                // the MLP's GELU in its GEMM
+  // An autotune line per GEMM, naming the library where the GEMM is kept ("n0_linear_gemm (mkl): ..."),
+  // and the MLP's GELU in its GEMM.
+  auto decided = [&](const std::string& kernel) {
+    return ir.find(kernel + ": ") != std::string::npos || ir.find(kernel + " (") != std::string::npos;
+  };
+  EXPECT_TRUE(decided("_linear_gemm")) << ir;
+  EXPECT_TRUE(decided("_linear_gemm_gelu")) << ir;
   EXPECT_NE(ir.find("LibTorch aten::linear"), std::string::npos) << ir;
   EXPECT_EQ(ir.find("extern aten::linear"), std::string::npos) << ir;                 // none left as a plain call
 }

@@ -3,8 +3,10 @@
 // which packs it again each time. Prepared here:
 //   - for oneDNN's matmul (run/onednn_linear.h), reordered into the layout its AVX-512 kernels
 //     read: 10-16% faster than LibTorch's linear on the GPT's and ViT-B's shapes at one thread;
-//   - without oneDNN (or with TCPROF_ONEDNN=0), transposed to [K, N] for OpenBLAS, which packs a
-//     plain operand faster than a transposed one: 1-3% on the GPT's shapes, 3-8% on ViT-B's.
+//   - for MKL's packed GEMM where LibTorch has it (run/mkl_packed_linear.h: PyPI's x86 wheels),
+//     packed once; preferred over oneDNN there (12-19% faster over the GPT and ViT-B);
+//   - without either (or with TCPROF_ONEDNN=0 and no MKL), transposed to [K, N] for OpenBLAS, which
+//     packs a plain operand faster than a transposed one: 1-3% on the GPT's shapes, 3-8% on ViT-B's.
 // The weights are treated as constants, as everywhere in the compiled graph (TorchScript's freeze
 // does the same). The preparation is a copy of the weight (memory, and time at every start), so
 // the runner makes it only for a GEMM the autotune phase measures or keeps.
@@ -18,6 +20,7 @@
 namespace tcprof {
 
 class OnednnLinear;
+class MklPackedLinear;
 
 // w [N, K] -> a new contiguous [K, N] (a tiled copy: ATen's strided copy of a transposed weight
 // is 3-5x slower).
@@ -38,11 +41,12 @@ class PreparedLinear {
   ~PreparedLinear();
   // x [..., K] float -> contiguous [..., N], equal to activation(at::linear(x, w, bias)) up to rounding.
   at::Tensor operator()(const at::Tensor& x) const;
-  // "onednn" or "blas": which GEMM runs it.
+  // "onednn", "mkl" or "blas": which GEMM runs it.
   const char* method() const;
 
  private:
   std::unique_ptr<OnednnLinear> onednn_;
+  std::unique_ptr<MklPackedLinear> mkl_;
   at::Tensor transposed_, bias_;
   WindowKernel::Activation activation_;
 };

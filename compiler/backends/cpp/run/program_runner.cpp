@@ -15,6 +15,7 @@
 #include "compiler/backends/cpp/passes/graph_passes.h"
 #include "compiler/backends/cpp/run/autotune_race.h"
 #include "compiler/backends/cpp/run/linear_gemm.h"
+#include "compiler/backends/cpp/run/mkl_packed_linear.h"
 #include "compiler/frontend/guards.h"
 #include "compiler/backends/cpp/lower/index_space.h"
 #include "compiler/torch_compat.h"
@@ -520,8 +521,12 @@ std::vector<AutotuneDecision> ProgramRunner::use_autotune(const std::vector<Auto
     const double planned_ns = static_cast<double>(copy ? c.libtorch_ns : c.kernel_ns);
     const double other_ns = static_cast<double>(copy ? c.kernel_ns : c.libtorch_ns);
     const double gain = planned_ns > 0 ? 1.0 - other_ns / planned_ns : 0.0;
+    // Which GEMM library a kept GEMM runs (linear_gemm.h: oneDNN or MKL, timed per shape, or BLAS).
+    const std::string name = copy && !c.use_libtorch && prepared_linears_[k][0]
+                                 ? fmt::format("{} ({})", n.name, prepared_linears_[k][0]->method())
+                                 : n.name;
     lines.push_back({fmt::format("{}: {}, LibTorch {}: {} -> {} ({} {:.1f}% {} than the planned {}, margin {:.1f}%)",
-                                 n.name, race_time_text({true, c.kernel_ns, c.kernel_noise, 0}),
+                                 name, race_time_text({true, c.kernel_ns, c.kernel_noise, 0}),
                                  graph_.ops[static_cast<size_t>(n.op)].name, race_time_text({true, c.libtorch_ns, c.libtorch_noise, 0}),
                                  c.use_libtorch ? "LibTorch" : "kernel", copy ? "kernel" : "LibTorch", std::abs(gain) * 100,
                                  gain >= 0 ? "faster" : "slower", copy ? "LibTorch" : "kernel", c.margin * 100),
@@ -543,6 +548,8 @@ std::string ProgramRunner::window_signature(const WindowKernel& k) const {
   // The GEMM the prepared weights are for: a decision timed against one does not hold for the other.
   if (k.kind == WindowKernel::Kind::LinearGemm || (k.kind == WindowKernel::Kind::Attention && k.attention.heads > 0)) {
     out += onednn_layout_enabled() ? " | gemm onednn " + onednn_version() : std::string(" | gemm blas");
+    if (MklPackedLinear::available()) out += " mkl";
+    if (const char* forced = std::getenv("TCPROF_LINEAR_GEMM")) out += std::string(" forced ") + forced;
     out += fmt::format(" {}", static_cast<int>(k.activation));
   }
   if (k.kind == WindowKernel::Kind::Attention) {
