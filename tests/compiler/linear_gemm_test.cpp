@@ -70,92 +70,72 @@ TEST(LinearGemm, MatchesLibTorchLinearOnAnyLeadingShapeAndStride) {
   EXPECT_TRUE(at::equal(ours.isinf(), eager.isinf()));
 }
 
-// oneDNN's matmul over the packed weight: every leading shape and stride, row counts other than the
-// compiled one (their own primitives over the same packed weight), no rows, no bias, and shapes off
-// every kernel block (K and N of 1, 17, 1000), against LibTorch's linear.
+// Two GEMMs summing K products in different orders differ by up to about K ulps of the largest
+// product: the absolute tolerance grows with K (randn operands: products of about 1).
+bool close_as_gemms(const at::Tensor& a, const at::Tensor& b, int64_t k) {
+  return at::allclose(a, b, 1e-4, 1e-6 * static_cast<double>(std::max<int64_t>(k, 10)));
+}
+
+// A GEMM against a weight prepared for 6 rows (`prepare(w, bias or null, 6)`), with and without a
+// bias, on every leading shape and stride, other row counts, no rows and one row, with K and N off
+// every kernel block (1, 17, 1000), against LibTorch's linear; then inf and NaN in the input.
+template <typename Linear>
+void expect_gemm_matches_libtorch_linear(bool contiguous_output) {
+  for (auto [n, k] : std::vector<std::pair<int64_t, int64_t>>{{13, 24}, {1, 17}, {17, 1}, {1000, 70}, {64, 256}}) {
+    at::Tensor w = at::randn({n, k}), b = at::randn({n});
+    Linear with_bias(w, &b, 6), without(w, nullptr, 6);
+    std::vector<at::Tensor> xs = {
+        at::randn({6, k}),                     // the prepared rows
+        at::randn({2, 3, k}),                  // the same rows as [B, T, C]
+        at::randn({2, 2, 5, k}),               // other rows
+        at::randn({3, k, 2}).transpose(1, 2),  // strided rows
+        at::randn({0, k}),                     // no rows
+        at::randn({1, k}),                     // one row
+    };
+    for (const at::Tensor& x : xs) {
+      at::Tensor ours = with_bias(x), eager = at::linear(x, w, b);
+      EXPECT_EQ(ours.sizes(), eager.sizes());
+      if (contiguous_output) EXPECT_TRUE(ours.is_contiguous());
+      EXPECT_TRUE(close_as_gemms(ours, eager, k)) << n << "x" << k << " on " << x.sizes();
+      EXPECT_TRUE(close_as_gemms(without(x), at::linear(x, w), k)) << n << "x" << k << " on " << x.sizes();
+    }
+  }
+  at::Tensor w = at::randn({13, 24}), b = at::randn({13});
+  at::Tensor x = at::randn({4, 24});
+  x[1][3] = std::numeric_limits<float>::infinity();
+  x[2][0] = std::numeric_limits<float>::quiet_NaN();
+  at::Tensor ours = Linear(w, &b, 4)(x), eager = at::linear(x, w, b);
+  EXPECT_TRUE(at::equal(ours.isnan(), eager.isnan()));
+  EXPECT_TRUE(at::equal(ours.isinf(), eager.isinf()));
+}
+
+// oneDNN's matmul over the packed weight (other row counts get their own primitives over it).
 TEST(LinearGemm, OnednnMatmulMatchesLibTorchLinear) {
   if (!onednn_layout_enabled()) GTEST_SKIP() << "built without oneDNN, or TCPROF_ONEDNN=0";
   at::NoGradGuard no_grad;
   at::manual_seed(16);
-  // Two GEMMs summing K products in different orders differ by up to about K ulps of the largest
-  // product: the absolute tolerance grows with K (randn operands: products of about 1).
-  auto close = [](const at::Tensor& a, const at::Tensor& b, int64_t k) {
-    return at::allclose(a, b, 1e-4, 1e-6 * static_cast<double>(std::max<int64_t>(k, 10)));
-  };
-  for (auto [n, k] : std::vector<std::pair<int64_t, int64_t>>{{13, 24}, {1, 17}, {17, 1}, {1000, 70}, {64, 256}}) {
-    at::Tensor w = at::randn({n, k}), b = at::randn({n});
-    OnednnLinear with_bias(w, &b, 6), without(w, nullptr, 6);
-    std::vector<at::Tensor> xs = {
-        at::randn({6, k}),                     // the compiled rows
-        at::randn({2, 3, k}),                  // the same rows as [B, T, C]
-        at::randn({2, 2, 5, k}),               // other rows: another primitive
-        at::randn({3, k, 2}).transpose(1, 2),  // strided rows
-        at::randn({0, k}),                     // no rows
-        at::randn({1, k}),                     // one row
-    };
-    for (const at::Tensor& x : xs) {
-      at::Tensor ours = with_bias(x), eager = at::linear(x, w, b);
-      EXPECT_EQ(ours.sizes(), eager.sizes());
-      EXPECT_TRUE(ours.is_contiguous());
-      EXPECT_TRUE(close(ours, eager, k)) << n << "x" << k << " on " << x.sizes();
-      EXPECT_TRUE(close(without(x), at::linear(x, w), k)) << n << "x" << k << " on " << x.sizes();
-    }
-  }
-  // inf and NaN in the input reach the same outputs.
-  at::Tensor w = at::randn({13, 24}), b = at::randn({13});
-  OnednnLinear linear(w, &b, 4);
-  at::Tensor x = at::randn({4, 24});
-  x[1][3] = std::numeric_limits<float>::infinity();
-  x[2][0] = std::numeric_limits<float>::quiet_NaN();
-  at::Tensor ours = linear(x), eager = at::linear(x, w, b);
-  EXPECT_TRUE(at::equal(ours.isnan(), eager.isnan()));
-  EXPECT_TRUE(at::equal(ours.isinf(), eager.isinf()));
+  expect_gemm_matches_libtorch_linear<OnednnLinear>(true);
   // A prepared linear takes oneDNN's GEMM where it can, unless LibTorch has MKL's packed GEMM.
+  at::Tensor w = at::randn({13, 24}), b = at::randn({13});
   EXPECT_STREQ(PreparedLinear(w, &b, 4).method(), MklPackedLinear::available() ? "mkl" : "onednn");
 }
 
-// MKL's packed GEMM through LibTorch's mkl:: operators (PyPI's x86 wheels): the same cases as
-// oneDNN's, against LibTorch's linear, and the prepared linear's choice of library, forced and not.
+// MKL's packed GEMM through LibTorch's mkl:: operators (PyPI's x86 wheels; other row counts run
+// LibTorch's linear inside the operator), and the prepared linear's choice of library, forced.
 TEST(LinearGemm, MklPackedGemmMatchesLibTorchLinear) {
   if (!MklPackedLinear::available()) GTEST_SKIP() << "this LibTorch has no mkl::_mkl_linear (built without MKL)";
   at::NoGradGuard no_grad;
   at::manual_seed(18);
-  auto close = [](const at::Tensor& a, const at::Tensor& b, int64_t k) {
-    return at::allclose(a, b, 1e-4, 1e-6 * static_cast<double>(std::max<int64_t>(k, 10)));
-  };
-  for (auto [n, k] : std::vector<std::pair<int64_t, int64_t>>{{13, 24}, {1, 17}, {17, 1}, {1000, 70}, {64, 256}}) {
-    at::Tensor w = at::randn({n, k}), b = at::randn({n});
-    MklPackedLinear with_bias(w, &b, 6), without(w, nullptr, 6);
-    std::vector<at::Tensor> xs = {
-        at::randn({6, k}),                     // the rows it is packed for
-        at::randn({2, 3, k}),                  // the same rows as [B, T, C]
-        at::randn({2, 2, 5, k}),               // other rows: LibTorch's linear inside the operator
-        at::randn({3, k, 2}).transpose(1, 2),  // strided rows
-        at::randn({0, k}),                     // no rows
-        at::randn({1, k}),                     // one row
-    };
-    for (const at::Tensor& x : xs) {
-      at::Tensor ours = with_bias(x), eager = at::linear(x, w, b);
-      EXPECT_EQ(ours.sizes(), eager.sizes());
-      EXPECT_TRUE(close(ours, eager, k)) << n << "x" << k << " on " << x.sizes();
-      EXPECT_TRUE(close(without(x), at::linear(x, w), k)) << n << "x" << k << " on " << x.sizes();
-    }
-  }
-  at::Tensor w = at::randn({13, 24}), b = at::randn({13});
-  at::Tensor x = at::randn({4, 24});
-  x[1][3] = std::numeric_limits<float>::infinity();
-  x[2][0] = std::numeric_limits<float>::quiet_NaN();
-  at::Tensor ours = MklPackedLinear(w, &b, 4)(x), eager = at::linear(x, w, b);
-  EXPECT_TRUE(at::equal(ours.isnan(), eager.isnan()));
-  EXPECT_TRUE(at::equal(ours.isinf(), eager.isinf()));
+  expect_gemm_matches_libtorch_linear<MklPackedLinear>(false);
   // TCPROF_LINEAR_GEMM picks the library where it can run.
+  at::Tensor w = at::randn({13, 24}), b = at::randn({13});
   for (const char* library : {"onednn", "blas", "mkl"}) {
     ::setenv("TCPROF_LINEAR_GEMM", library, 1);
     PreparedLinear prepared(w, &b, 4);
     const std::string want = std::string(library) == "onednn" && !onednn_layout_enabled() ? "blas" : library;
     EXPECT_EQ(prepared.method(), want);
-    at::Tensor finite = at::randn({4, 24});
-    EXPECT_TRUE(close(prepared(finite), at::linear(finite, w, b), 24)) << library;
+    at::Tensor x = at::randn({4, 24});
+    EXPECT_TRUE(close_as_gemms(prepared(x), at::linear(x, w, b), 24)) << library;
   }
   ::unsetenv("TCPROF_LINEAR_GEMM");
 }
