@@ -41,13 +41,22 @@ import torch.nn.functional as F  # noqa: E402
 GPT_BATCH, GPT_SEQ, GPT_VOCAB = 4, 128, 512
 
 
+def usage_error(message):
+    """Bad input: one message naming the problem and the fix, exit 2."""
+    print(f"inductor_bench: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def build_model(name):
     torch.manual_seed(0)
     if name == "gpt":
         import gpt
         return gpt.GPT().eval()
     import torchvision
-    return getattr(torchvision.models, name)().eval()
+    builder = getattr(torchvision.models, name, None)
+    if not callable(builder) or name.startswith("_"):
+        usage_error(f"no model '{name}': use gpt or a torchvision classifier (resnet18, vit_b_16, ...)")
+    return builder().eval()
 
 
 def make_inputs(name, train):
@@ -215,8 +224,7 @@ def compile_training(model, optimizer, mode, cache_dir, inputs, target):
 
 def bench_training(args, modes):
     if any(m.endswith("+freezing") for m in modes):
-        raise SystemExit("inductor_bench: freezing is for inference (it makes the weights constants); "
-                         "--train takes default and max-autotune")
+        usage_error("freezing is for inference (it makes the weights constants); --train takes default and max-autotune")
     model = build_model(args.model)
     inputs, target = make_inputs(args.model, True)
     eager = TrainStep(copy.deepcopy(model), args.optimizer)
@@ -265,14 +273,14 @@ def main():
     p.add_argument("--cache-dir", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.threads < 1 or args.iters < 1:
-        raise SystemExit("inductor_bench: --threads and --iters must be at least 1")
+        usage_error("--threads and --iters must be at least 1")
     modes = [m for m in args.modes.split(",") if m]
     known = {"default", "max-autotune", "default+freezing", "max-autotune+freezing"}
     if not modes or set(modes) - known:
-        raise SystemExit(f"inductor_bench: --modes takes some of {', '.join(sorted(known))}")
+        usage_error(f"--modes takes some of {', '.join(sorted(known))}")
     if not hasattr(torch, "compile"):
-        raise SystemExit(f"inductor_bench: torch {torch.__version__} has no torch.compile; run it with the "
-                         "Python of a PyTorch 2 wheel (TORCH_PYTHON)")
+        usage_error(f"torch {torch.__version__} has no torch.compile; run it with the Python of a PyTorch 2 wheel "
+                    "(TORCH_PYTHON)")
     torch.set_num_threads(args.threads)
     torch._dynamo.config.cache_size_limit = 64  # several modes of one module in one process
     if args.first_call:
