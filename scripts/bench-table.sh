@@ -32,6 +32,9 @@ inductor_modes=""
 if [[ -n $torch_python ]] && "$torch_python" -c 'import torch, sys; sys.exit(not hasattr(torch, "compile"))' 2>/dev/null; then
   inductor_modes=${INDUCTOR_MODES:-default,max-autotune,default+freezing,max-autotune+freezing}
   block=${block/bench-table/bench-table-inductor}
+  # Linears through MKL's packed GEMM, like for like with Inductor's freezing (the same operators,
+  # the same memory for packed copies; docs/backend.md).
+  export TCPROF_LINEAR_GEMM=${TCPROF_LINEAR_GEMM:-mkl}
 fi
 [[ -x $tcprof ]] || { echo "bench-table: $tcprof not built (make build first)" >&2; exit 2; }
 grep -q "<!-- $block:begin -->" "$doc" || { echo "bench-table: no $block markers in $doc" >&2; exit 2; }

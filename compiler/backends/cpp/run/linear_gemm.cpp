@@ -14,7 +14,7 @@ namespace tcprof {
 namespace {
 
 // TCPROF_LINEAR_GEMM=onednn|mkl|blas: that GEMM library where it can run (tests run each against
-// eager; a CPU where oneDNN beats MKL); unset: MKL, else oneDNN, else BLAS.
+// eager; MKL's speed for its memory); unset: oneDNN, else MKL, else BLAS.
 std::string forced_gemm() {
   const char* v = std::getenv("TCPROF_LINEAR_GEMM");
   return v == nullptr ? "" : v;
@@ -68,12 +68,14 @@ void apply_activation(at::Tensor& y, WindowKernel::Activation activation) {
 PreparedLinear::PreparedLinear(const at::Tensor& w, const at::Tensor* bias, int64_t rows, WindowKernel::Activation activation)
     : activation_(activation) {
   if (bias != nullptr) bias_ = bias->contiguous();
-  // MKL's packed GEMM first where LibTorch has it: on ViT-B's and the GPT's shapes it beat oneDNN
-  // 2.6 (the oneDNN tcprof links beside a wheel) by 12-19% over whole models. A race per shape
-  // picked oneDNN for every GPT shape on 3 rounds' noise, so the choice is fixed, not timed; the
-  // autotune phase still times the result against LibTorch's own linear.
+  // oneDNN first, then MKL's packed GEMM where LibTorch has it, then BLAS. MKL's packed GEMM is
+  // 12-19% faster over the GPT and ViT-B on this Xeon, but its packed copy of a weight is 2-30x the
+  // weight (at least about 9 MB each: ViT-B's 48 would hold 870 MB, the GPT's 17 about 155 MB,
+  // where oneDNN's copies are the weights' size), so it is chosen by TCPROF_LINEAR_GEMM=mkl (as
+  // the Inductor table does, like for like with Inductor's freezing, which packs the same way).
   const std::string forced = forced_gemm();
-  if (MklPackedLinear::available() && (forced.empty() || forced == "mkl")) {
+  const bool mkl = MklPackedLinear::available() && (forced.empty() || forced == "mkl");
+  if (mkl && forced == "mkl") {
     mkl_ = std::make_unique<MklPackedLinear>(w, bias, rows);
     return;
   }
@@ -81,8 +83,12 @@ PreparedLinear::PreparedLinear(const at::Tensor& w, const at::Tensor* bias, int6
     try {
       onednn_ = std::make_unique<OnednnLinear>(w, bias, rows, activation);
       return;
-    } catch (const std::runtime_error&) {  // no oneDNN matmul for it: BLAS
+    } catch (const std::runtime_error&) {  // no oneDNN matmul for it
     }
+  }
+  if (mkl) {
+    mkl_ = std::make_unique<MklPackedLinear>(w, bias, rows);
+    return;
   }
   transposed_ = transposed_weight(w);  // OpenBLAS (or whatever BLAS LibTorch has)
 }

@@ -4,7 +4,8 @@
 //   - for oneDNN's matmul (run/onednn_linear.h), reordered into the layout its AVX-512 kernels
 //     read: 10-16% faster than LibTorch's linear on the GPT's and ViT-B's shapes at one thread;
 //   - for MKL's packed GEMM where LibTorch has it (run/mkl_packed_linear.h: PyPI's x86 wheels),
-//     packed once; preferred over oneDNN there (12-19% faster over the GPT and ViT-B);
+//     packed once, with TCPROF_LINEAR_GEMM=mkl or without oneDNN (12-19% faster than oneDNN 2.6
+//     over the GPT and ViT-B, for a packed copy 2-30x the weight);
 //   - without either (or with TCPROF_ONEDNN=0 and no MKL), transposed to [K, N] for OpenBLAS, which
 //     packs a plain operand faster than a transposed one: 1-3% on the GPT's shapes, 3-8% on ViT-B's.
 // The weights are treated as constants, as everywhere in the compiled graph (TorchScript's freeze

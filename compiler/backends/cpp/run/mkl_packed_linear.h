@@ -3,7 +3,8 @@
 // emits). Only LibTorch builds with MKL register them: PyPI's x86 wheels do, Debian's (OpenBLAS)
 // does not. On this Xeon at one thread MKL's packed GEMM runs at 204-215 GFLOP/s on ViT-B's and
 // the GPT's shapes, where Debian's oneDNN 2.6 (the one tcprof links beside a wheel, whose own
-// oneDNN is hidden) runs at 163-186, so run/linear_gemm.cpp prefers it where it exists.
+// oneDNN is hidden) runs at 163-186. Its packed copy of a weight is 2-30x the weight, so
+// run/linear_gemm.cpp takes it where asked (TCPROF_LINEAR_GEMM=mkl) or where oneDNN is missing.
 #pragma once
 #include <ATen/core/Tensor.h>
 
