@@ -1,5 +1,5 @@
-# Sourced by check-torch-wheel.sh and bench-inductor.sh: a venv holding one PyPI torch wheel (and
-# the torchvision of its release, CMake 4 and numpy), made once and marked ready.
+# Sourced by check-torch-wheel.sh, bench-inductor.sh and the table scripts: a venv holding one PyPI
+# torch wheel (and the torchvision of its release, CMake 4 and numpy), made once and marked ready.
 #
 #   torch_wheel_newest PACKAGE               the newest version PyPI lists
 #   torch_wheel_venv VERSION VENV [PYTHON]   makes VENV unless it is already marked ready
@@ -28,3 +28,16 @@ torch_wheel_venv() {
   fi
   touch "$venv/.tcprof-ready"
 }
+
+# The Python whose torch the build in $1 links (CMake's cache), when that torch has torch.compile:
+# the table scripts then write their Inductor tables. Empty otherwise (Debian's torch 1.13).
+torch_wheel_compile_python() {
+  local python
+  python=$(sed -n 's/^TCPROF_TORCH_PYTHON:[A-Z]*=//p' "$1/CMakeCache.txt" 2>/dev/null || true)
+  [[ -n $python ]] && "$python" -c 'import torch, sys; sys.exit(not hasattr(torch, "compile"))' 2>/dev/null \
+    && echo "$python"
+  return 0
+}
+
+# " against torch X" for a table's header line.
+torch_wheel_against() { echo " against $("$1" -c 'import torch; print("torch", torch.__version__)')"; }

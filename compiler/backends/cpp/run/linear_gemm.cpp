@@ -11,16 +11,11 @@
 #include "compiler/backends/cpp/run/onednn_linear.h"
 
 namespace tcprof {
-namespace {
 
-// TCPROF_LINEAR_GEMM=onednn|mkl|blas: that GEMM library where it can run (tests run each against
-// eager; MKL's speed for its memory); unset: oneDNN, else MKL, else BLAS.
-std::string forced_gemm() {
+std::string forced_linear_gemm() {
   const char* v = std::getenv("TCPROF_LINEAR_GEMM");
   return v == nullptr ? "" : v;
 }
-
-}  // namespace
 
 at::Tensor transposed_weight(const at::Tensor& w) {
   TORCH_CHECK(w.dim() == 2 && w.scalar_type() == at::kFloat, "transposed_weight: a 2-D float weight");
@@ -73,20 +68,16 @@ PreparedLinear::PreparedLinear(const at::Tensor& w, const at::Tensor* bias, int6
   // weight (at least about 9 MB each: ViT-B's 48 would hold 870 MB, the GPT's 17 about 155 MB,
   // where oneDNN's copies are the weights' size), so it is chosen by TCPROF_LINEAR_GEMM=mkl (as
   // the Inductor table does, like for like with Inductor's freezing, which packs the same way).
-  const std::string forced = forced_gemm();
-  const bool mkl = MklPackedLinear::available() && (forced.empty() || forced == "mkl");
-  if (mkl && forced == "mkl") {
-    mkl_ = std::make_unique<MklPackedLinear>(w, bias, rows);
-    return;
-  }
-  if (onednn_layout_enabled() && (forced.empty() || forced == "onednn")) {
+  const std::string forced = forced_linear_gemm();
+  auto allowed = [&](const char* library) { return forced.empty() || forced == library; };
+  if (allowed("onednn") && onednn_layout_enabled()) {
     try {
       onednn_ = std::make_unique<OnednnLinear>(w, bias, rows, activation);
       return;
     } catch (const std::runtime_error&) {  // no oneDNN matmul for it
     }
   }
-  if (mkl) {
+  if (allowed("mkl") && MklPackedLinear::available()) {
     mkl_ = std::make_unique<MklPackedLinear>(w, bias, rows);
     return;
   }

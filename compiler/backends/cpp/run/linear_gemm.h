@@ -13,6 +13,7 @@
 // the runner makes it only for a GEMM the autotune phase measures or keeps.
 #pragma once
 #include <memory>
+#include <string>
 
 #include <ATen/ATen.h>
 
@@ -22,6 +23,11 @@ namespace tcprof {
 
 class OnednnLinear;
 class MklPackedLinear;
+
+// TCPROF_LINEAR_GEMM (onednn|mkl|blas): the one GEMM library a prepared linear may take where it
+// can run (tests run each against eager; MKL's speed for its memory); "" when unset: oneDNN, else
+// MKL, else BLAS.
+std::string forced_linear_gemm();
 
 // w [N, K] -> a new contiguous [K, N] (a tiled copy: ATen's strided copy of a transposed weight
 // is 3-5x slower).

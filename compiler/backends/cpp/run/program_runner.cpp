@@ -521,7 +521,7 @@ std::vector<AutotuneDecision> ProgramRunner::use_autotune(const std::vector<Auto
     const double planned_ns = static_cast<double>(copy ? c.libtorch_ns : c.kernel_ns);
     const double other_ns = static_cast<double>(copy ? c.kernel_ns : c.libtorch_ns);
     const double gain = planned_ns > 0 ? 1.0 - other_ns / planned_ns : 0.0;
-    // Which GEMM library a kept GEMM runs (linear_gemm.h: oneDNN or MKL, timed per shape, or BLAS).
+    // Which GEMM library a kept GEMM runs (linear_gemm.h: oneDNN, MKL or BLAS).
     const std::string name = copy && !c.use_libtorch && prepared_linears_[k][0]
                                  ? fmt::format("{} ({})", n.name, prepared_linears_[k][0]->method())
                                  : n.name;
@@ -549,7 +549,7 @@ std::string ProgramRunner::window_signature(const WindowKernel& k) const {
   if (k.kind == WindowKernel::Kind::LinearGemm || (k.kind == WindowKernel::Kind::Attention && k.attention.heads > 0)) {
     out += onednn_layout_enabled() ? " | gemm onednn " + onednn_version() : std::string(" | gemm blas");
     if (MklPackedLinear::available()) out += " mkl";
-    if (const char* forced = std::getenv("TCPROF_LINEAR_GEMM")) out += std::string(" forced ") + forced;
+    if (const std::string forced = forced_linear_gemm(); !forced.empty()) out += " forced " + forced;
     out += fmt::format(" {}", static_cast<int>(k.activation));
   }
   if (k.kind == WindowKernel::Kind::Attention) {
