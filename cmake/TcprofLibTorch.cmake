@@ -12,6 +12,12 @@ target_include_directories(tcprof_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
 target_link_libraries(tcprof_torch INTERFACE ${TORCH_LIBRARIES})
 separate_arguments(_torch_flags UNIX_COMMAND "${TORCH_CXX_FLAGS}")
 target_compile_options(tcprof_torch INTERFACE ${_torch_flags})
+# UBSan's vptr check names the typeinfo of each polymorphic class it checks, and LibTorch does not
+# export all of them (Debian's 1.13 lacks c10::DynamicType's: the sanitized tcprof did not link).
+# Code that includes LibTorch goes without that one check; the libraries without LibTorch keep it.
+if(TCPROF_SANITIZE MATCHES "undefined")
+  target_compile_options(tcprof_torch INTERFACE -fno-sanitize=vptr)
+endif()
 
 # A pip wheel's LibTorch ships the headers of libraries it links statically and hides (fmt 12,
 # oneDNN 3) in its include folder, which every command line that includes LibTorch searches before

@@ -33,6 +33,23 @@ constexpr const char* kCallerPreloadVar = "TCPROF_LIBSTDCXX_CALLER_LD_PRELOAD";
 
 bool g_restarted = false;
 
+// The sanitizer runtime this process was linked with, "" without one. AddressSanitizer (and
+// ThreadSanitizer) must stay first in the library list, or the restarted process aborts ("ASan
+// runtime does not come first"): a sanitized build restarts with it in front of libstdc++.
+std::string sanitizer_runtime() {
+  std::string found;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        const std::string name = info->dlpi_name ? info->dlpi_name : "";
+        const std::string base = name.substr(name.rfind('/') + 1);
+        if (base.rfind("libasan.so", 0) != 0 && base.rfind("libtsan.so", 0) != 0) return 0;
+        *static_cast<std::string*>(out) = name;
+        return 1;
+      },
+      &found);
+  return found;
+}
+
 std::string demangle(const char* name) {
   int status = 0;
   std::unique_ptr<char, decltype(&std::free)> text(abi::__cxa_demangle(name, nullptr, nullptr, &status), &std::free);
@@ -155,6 +172,7 @@ void restart_with_libstdcxx_first_if_needed() {
   if (binding.ok) return;
   if (binding.libstdcxx.empty()) fail(describe(binding));
   std::string preload = binding.libstdcxx;
+  if (const std::string runtime = sanitizer_runtime(); !runtime.empty()) preload = runtime + " " + preload;
   if (const char* caller = std::getenv("LD_PRELOAD")) {
     setenv(kCallerPreloadVar, caller, 1);
     if (*caller) preload += std::string(" ") + caller;
