@@ -20,6 +20,10 @@
 #include "tests/compiler/compiler_test_support.h"
 #include "tests/test_support.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#endif
+
 namespace tcprof {
 namespace {
 
@@ -58,6 +62,16 @@ at::Tensor make_mask(const AttentionCase& c) {
 enum class Build { Vector, Portable, Clang };
 void PrintTo(Build b, std::ostream* os) { *os << (b == Build::Vector ? "vector" : b == Build::Portable ? "portable" : "clang"); }
 
+// A kernel built by Clang brings LLVM's OpenMP runtime into the process, and LeakSanitizer's
+// stop-the-world tracer dies (SIGSEGV) at exit when that runtime's worker threads exist. In a
+// sanitizer build (make check-sanitize-all) this process's leaks are checked now, before it loads
+// the runtime, and not again at exit; ASan and UBSan stay on.
+void check_leaks_before_loading_llvm_openmp() {
+#if defined(__SANITIZE_ADDRESS__)
+  __lsan_do_leak_check();
+#endif
+}
+
 class GeneratedAttention : public ::testing::TestWithParam<std::tuple<AttentionCase, Build>> {};
 
 TEST_P(GeneratedAttention, MatchesLibTorch) {
@@ -82,7 +96,10 @@ TEST_P(GeneratedAttention, MatchesLibTorch) {
   KernelLibraryOptions o;
   o.cache_dir = dir.file("cache");
   if (how == Build::Portable) o.extra_flags = {"-mno-avx2", "-mno-fma"};  // also turns AVX-512 off
-  if (how == Build::Clang) o.compiler = "/usr/bin/clang++";
+  if (how == Build::Clang) {
+    o.compiler = "/usr/bin/clang++";
+    check_leaks_before_loading_llvm_openmp();
+  }
   KernelLibraryBuilder builder(o);
   std::string source = std::string(codegen_prelude()) + generate_attention_kernel(k, "attention_under_test");
   auto built = builder.compile(source);

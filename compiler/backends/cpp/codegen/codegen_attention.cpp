@@ -49,7 +49,14 @@ const char* kAttentionBody = R"BODY(
   const float* __restrict v0 = static_cast<const float*>(in_[2]);
   float* __restrict y0 = static_cast<float*>(out_[0]);
   constexpr int64_t kFloats = D * SP + S * DVP + RB * SP + RB * 16;
-  alignas(64) static thread_local float buf[kFloats];
+  alignas(64) static thread_local float scratch[kFloats];
+  // The thread's buffer is looked up once, here: Clang recomputes a thread_local's address at each
+  // use, inside the loops, by calling __tls_get_addr, and assumes zmm16-31 survive that call,
+  // which the ABI lets it clobber (AddressSanitizer's interceptor does; glibc's slow path after a
+  // dlopen can): answers came out wrong. The empty asm makes the pointer opaque.
+  float* buf = scratch;
+  __asm__("" : "+r"(buf));
+  buf = static_cast<float*>(__builtin_assume_aligned(buf, 64));
   float* __restrict ktb = buf;             // kT, [D][SP]
   float* __restrict vb = ktb + D * SP;     // v, [S][DVP]
   float* __restrict sc = vb + S * DVP;     // scores, then weights, [RB][SP]
