@@ -100,10 +100,11 @@ check-sanitize-all: deps
 	@bash scripts/check-sanitize.sh --all $(BUILD_DIR)
 
 # libFuzzer over every input format (scripts/fuzz.sh): FUZZ_SECONDS per harness, FUZZ_HARNESSES
-# to pick some (default all seven); findings land in tests/fuzzers/corpus/ as regression cases.
+# to pick some (default all seven), FUZZ_JOBS at a time (default 1); findings land in
+# tests/fuzzers/corpus/ as regression cases.
 FUZZ_SECONDS ?= 60
 fuzz:
-	@bash scripts/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_HARNESSES)
+	@FUZZ_JOBS=$(FUZZ_JOBS) bash scripts/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_HARNESSES)
 
 # A .deb of this build (CPack; Debian's LibTorch) and its check in a fresh Debian 12 chroot.
 package: build
