@@ -347,6 +347,35 @@ TEST(CompiledTraining, ConvolutionsRunChannelsLastAfterOneCopyOfTheInput) {
   EXPECT_EQ(channels_last_copies_of_cnn_training(), 0);
 }
 
+// LibTorch's eval-mode batch-norm backward on the CPU (1.13 and 2.15 alike) is wrong for an input
+// that is a transpose and channels-last at once ([1, 5, 1, 33] transposed to [1, 33, 1, 5]:
+// strides (165, 1, 33, 33)); the same values contiguous, or without the size-1 dimensions, come
+// out right. tcprof's rule computes the formula, g * w / sqrt(var + eps) and
+// sum(g * (x - mean) / sqrt(var + eps)), whatever the layout (fuzz_graphs --backward --case
+// 274256469643360 met it, and judged tcprof wrong against LibTorch's f64 autograd).
+TEST(CompiledTraining, BatchNormOfATransposedValueGetsTheFormulasGradients) {
+  at::AutoGradMode grad(true);
+  TempDir dir;
+  RuleCase c{"bn_transposed", {{"w", {33}}, {"m", {33}, true}, {"v", {33}, true}}, {{1, 5, 1, 33}},
+             "def forward(self, x):\n  v = torch.transpose(x, 1, 3)\n"
+             "  return torch.batch_norm(v, self.w, None, self.m, self.v, False, 0.1, 1e-05, False)\n"};
+  CompiledModule m(module_for(c, dir), strict_cpp(), nullptr);
+  at::Tensor w = m.model().module.attr("w").toTensor(), mean = m.model().module.attr("m").toTensor(),
+             var = m.model().module.attr("v").toTensor();
+  at::manual_seed(11);
+  m.call({at::randn({1, 5, 1, 33}, at::kDouble).requires_grad_(true)});  // captures
+  at::Tensor x = at::randn({1, 5, 1, 33}, at::kDouble).requires_grad_(true);
+  at::Tensor out = m.call({x}).toTensor();
+  ASSERT_EQ(out.grad_fn()->name(), "tcprof::CompiledBackward");
+  at::Tensor g = at::randn(out.sizes(), at::kDouble);
+  out.backward(g);
+  at::Tensor scale = (var + 1e-5).rsqrt().reshape({1, 33, 1, 1});
+  at::Tensor want_x = (g * scale * w.detach().reshape({1, 33, 1, 1})).transpose(1, 3);
+  at::Tensor want_w = (g * (x.detach().transpose(1, 3) - mean.reshape({1, 33, 1, 1})) * scale).sum({0, 2, 3});
+  EXPECT_TRUE(at::allclose(x.grad(), want_x, 1e-12, 1e-12)) << (x.grad() - want_x).abs().max();
+  EXPECT_TRUE(at::allclose(w.grad(), want_w, 1e-12, 1e-12)) << (w.grad() - want_w).abs().max();
+}
+
 // A graph with an op that has no derivative rule runs through LibTorch, its gradients still
 // right, and the hint says which op and where.
 TEST(CompiledTraining, AnOpWithoutARuleRunsEagerlyAndTheHintNamesIt) {
