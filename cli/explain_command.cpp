@@ -76,8 +76,7 @@ json explain_json(const CompiledModule& m, const ModelSession& s) {
         training = {{"saved_bytes", t.saved_bytes}, {"saved_inputs", t.saved_inputs},
                     {"saved_activations", t.saved_activations}, {"recomputed_ops", t.recomputed},
                     {"backward_ops", t.backward_ops}, {"gradients", t.gradients},
-                    {"forward_kernels", t.forward_kernels}, {"backward_kernels", t.backward_kernels},
-                    {"channels_last_copies", t.channels_last_copies}};
+                    {"forward_kernels", t.forward_kernels}, {"backward_kernels", t.backward_kernels}};
       }
       json layout = nullptr;
       if (r.layout) {
@@ -146,10 +145,6 @@ std::string training_text(const TrainingReport& t) {
                   fmt::format("{} activations ({}) and {} inputs or parameters", t.saved_activations,
                               text::bytes(t.saved_bytes), t.saved_inputs));
   s += text::wrap("        recomputed in backward: ", recomputed.empty() ? std::string("nothing") : recomputed);
-  if (t.channels_last_copies > 0) {
-    s += text::wrap("        layout: ", fmt::format("convolutions and their backward in channels-last order ({} into it)",
-                                                   text::plural(t.channels_last_copies, "copy", "copies")));
-  }
   return s;
 }
 

@@ -45,7 +45,6 @@ struct TrainingReport {
   int backward_ops = 0;
   int gradients = 0;          // input and parameter gradients it returns
   int forward_kernels = 0, backward_kernels = 0;
-  int channels_last_copies = 0;  // NCHW values copied to channels-last for the convolutions
 };
 
 // The layout pass (cpp backend): convolutions run by oneDNN on activations in its blocked layout,

@@ -3,9 +3,7 @@
 // and input gradient compared), the rule table covered by those modules, and the sample models
 // trained a few steps compiled and eagerly with equal losses and gradients.
 #include <cmath>
-#include <cstdlib>
 #include <map>
-#include <optional>
 #include <set>
 
 #include <ATen/ATen.h>
@@ -314,37 +312,6 @@ TEST(CompiledTraining, CnnSampleMatchesEagerOverSteps) { expect_training_matches
 TEST(CompiledTraining, Resnet18MatchesEagerOverSteps) { expect_training_matches("resnet18", "f32[1,3,224,224]", 1000, 2); }
 TEST(CompiledTraining, MobilenetV2MatchesEagerOverSteps) {
   expect_training_matches("mobilenet_v2", "f32[1,3,224,224]", 1000, 2);
-}
-
-// A training graph's convolutions, forward and backward, run on channels-last values: one copy
-// (of the image) for the whole network, since each convolution's output is channels-last for the
-// next; the tests above check that the gradients are still eager's. TCPROF_CHANNELS_LAST=0 keeps
-// the model's NCHW.
-struct ScopedEnv {
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* v = std::getenv(name)) old_ = v;
-    ::setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
-  }
-  const char* name_;
-  std::optional<std::string> old_;
-};
-int channels_last_copies_of_cnn_training() {
-  at::AutoGradMode grad(true);
-  TrainedPair pair("cnn");
-  auto in = testing::inputs_for({"f32[4,3,32,32]"}, 1);
-  pair.compiled.call(in).toTensor().sum().backward();
-  const CompileReport& r = pair.compiled.frames().at(0)->entries.at(0)->compiled->report();
-  EXPECT_TRUE(r.training.has_value()) << r.ir;
-  return r.training ? r.training->channels_last_copies : -1;
-}
-TEST(CompiledTraining, ConvolutionsRunChannelsLastAfterOneCopyOfTheInput) {
-  EXPECT_EQ(channels_last_copies_of_cnn_training(), 1);
-  ScopedEnv off("TCPROF_CHANNELS_LAST", "0");
-  EXPECT_EQ(channels_last_copies_of_cnn_training(), 0);
 }
 
 // LibTorch's eval-mode batch-norm backward on the CPU (1.13 and 2.15 alike) is wrong for an input

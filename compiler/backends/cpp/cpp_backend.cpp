@@ -76,12 +76,6 @@ void merge_training_reports(CompileReport& r, const TrainingGraphs& plan, const 
   r.parts.push_back({"aot_backward", static_cast<int>(plan.backward.op_count()), bwd.ir, bwd.compile_failed ? bwd.failure : bwd.code});
 }
 
-// TCPROF_CHANNELS_LAST=0 keeps training graphs' convolutions in the model's NCHW (for A/B timing).
-bool training_channels_last() {
-  const char* v = std::getenv("TCPROF_CHANNELS_LAST");
-  return v == nullptr || std::string(v) != "0";
-}
-
 class CppBackend : public Backend {
  public:
   CppBackend(bool strict, const std::string& cache_dir) : strict_(strict) {
@@ -231,8 +225,6 @@ class CppBackend : public Backend {
     PassContext ctx{g, examples, bindings};
     simplify_graph(ctx);
     functionalize_inplace(ctx);
-    const int channels_last_copies =
-        training_channels_last() ? convolutions_channels_last(ctx, [&] { examples = example_run(g, all); }) : 0;
     std::optional<JointGraph> joint = build_joint_graph(g, examples, differentiable, why_not);
     if (!joint) return nullptr;
     phase.begin("partition");
@@ -241,7 +233,6 @@ class CppBackend : public Backend {
     std::shared_ptr<CompiledGraph> forward = compile(plan.forward, all, profiler);
     std::shared_ptr<CompiledGraph> backward = compile(plan.backward, plan.backward_examples, profiler);
     merge_training_reports(report, plan, forward->report(), backward->report());
-    report.training->channels_last_copies = channels_last_copies;
     return make_autograd_graph(std::move(plan), std::move(parameters), std::move(forward), std::move(backward),
                                std::move(report));
   }

@@ -367,11 +367,7 @@ OpLowering classify_op(const GraphOp& op, const LowerContext& ctx) {
   if (n == "aten::dropout" || n == "aten::dropout_" || n == "aten::feature_dropout") {
     if (ctx.arg(op, 2).toBool()) return none("dropout in training mode");
   }
-  if (n == "aten::contiguous") {
-    c10::IValue format = op.args.size() > 1 ? ctx.arg(op, 1) : c10::IValue();
-    c10::MemoryFormat f = format.isNone() ? c10::MemoryFormat::Contiguous : format.toMemoryFormat();
-    if (ctx.arg(op, 0).toTensor().is_contiguous(f)) return none("contiguous of a tensor already in that memory order");
-  }
+  if (n == "aten::contiguous" && ctx.arg(op, 0).toTensor().is_contiguous()) return none("contiguous of a contiguous tensor");
   if (n == "aten::batch_norm") {
     if (ctx.arg(op, 5).toBool()) return none("batch norm in training mode");
     for (size_t i = 1; i <= 4; ++i) {

@@ -2,7 +2,6 @@
 // cpp_backend.cpp. They rewrite a private copy of the captured graph and keep `examples` (each
 // slot's value in the example run the backend compiles with) in step with it.
 #pragma once
-#include <functional>
 #include <vector>
 
 #include <ATen/core/ivalue.h>
@@ -28,11 +27,6 @@ int fold_constants(PassContext& ctx);
 // Eval-mode dropout and other identities disappear; identical pure ops are computed once
 // (CSE); ops whose results nobody uses are removed (DCE). Returns ops removed.
 int simplify_graph(PassContext& ctx);
-// Training graphs: each 2-D convolution whose input is NCHW reads a channels-last copy of it, so
-// LibTorch's convolutions and their backward run in NHWC, without reorders. `examples_again`
-// recomputes ctx.examples from the changed graph (layouts change after every copy); the examples
-// are current when it returns. Returns the copies that remain (1 for a plain CNN: its input).
-int convolutions_channels_last(PassContext& ctx, const std::function<void()>& examples_again);
 
 // Shared by the passes.
 bool is_pure_op(const std::string& name);
