@@ -89,7 +89,7 @@ class OpGrads : public GradContext {
     if (!needs(i)) return;  // the ops computing g are dead code, which the partition drops
     const Arg& a = op_.args.at(i);
     if (a.kind != Arg::Kind::Slot) throw NoDerivative("a gradient for a list argument given as one tensor");
-    accumulate(a.slot, g);
+    accumulate(a.slot, in_dtype_of(a.slot, g));
   }
   void add_items(size_t i, const std::vector<Val>& g) override {
     const Arg& a = op_.args.at(i);
@@ -127,6 +127,19 @@ class OpGrads : public GradContext {
       }
     }
     return {};
+  }
+  // Autograd hands every input a gradient of the input's own dtype (the engine casts it). A rule's
+  // gradient has the op's output dtype, which differs where the op promoted (f32 / f64 -> f64):
+  // without the cast an f32 convolution's backward got an f64 gradient and LibTorch threw
+  // (fuzz_graphs --backward --conv --case 246370209107220).
+  Val in_dtype_of(int slot, Val g) {
+    if (op_.outputs.empty()) return g;
+    const c10::IValue& in = examples_[static_cast<size_t>(slot)];
+    const c10::IValue& out = examples_[static_cast<size_t>(op_.outputs[0])];
+    if (!in.isTensor() || !out.isTensor() || !in.toTensor().is_floating_point()) return g;
+    const at::ScalarType want = in.toTensor().scalar_type();
+    if (out.toTensor().scalar_type() == want) return g;
+    return b_.emit1("aten::to", {g, static_cast<int64_t>(want)}, &op_);
   }
   void accumulate(int slot, Val g) {
     auto it = grads_.find(slot);

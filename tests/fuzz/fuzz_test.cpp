@@ -906,6 +906,23 @@ TEST(FuzzBugs, GradientsAtZerosAndNaNsFollowLibTorch) {
   }
 }
 
+// fuzz_graphs --backward --conv (seed 2026112790) found an f32 convolution's output divided by an
+// f64 buffer: the division's gradient is f64, and the compiled backward handed it to the
+// convolution's backward as it was, which LibTorch's oneDNN path rejects. Autograd gives every
+// input a gradient of its own dtype; the joint graph now casts where an op promoted.
+TEST(FuzzBugs, APromotingOpGivesItsInputAGradientOfTheInputsDtype) {
+  GeneratorOptions conv;
+  conv.differentiable = true;
+  conv.convolutions = true;
+  for (uint64_t seed : {246370209107220ULL, 231297240998762ULL}) {
+    FuzzCase c = generate_case(seed, conv);
+    ASSERT_NE(c.source.find("torch.conv2d("), std::string::npos) << c.source;
+    CaseOutcome out = check_gradients(c);
+    EXPECT_EQ(out.status, Status::Pass) << "fuzz_graphs --backward --conv --case " << seed << "\n" << out.report;
+    EXPECT_EQ(out.compiled_backwards, 1) << out.report;
+  }
+}
+
 // The two gradient cases the last --backward runs left open were sqrt(|x|) at an x that is 0 in
 // one executor's rounding and not in the other's, where sqrt's slope is infinite: a sum of a layer
 // norm's outputs, exactly 0 in eager, 1e-9 compiled (eager NaN, compiled finite); and a layer norm
