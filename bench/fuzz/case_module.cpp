@@ -1,5 +1,6 @@
 #include "bench/fuzz/case_module.h"
 
+#include <filesystem>
 #include <sstream>
 
 #include <ATen/ATen.h>
@@ -9,23 +10,66 @@
 
 namespace tcprof::fuzz {
 
-// The case as a module archive (parameters, buffers, the compiled source).
-void save_module(const FuzzCase& c, const std::string& path) {
+namespace {
+
+void save_source(const FuzzCase& c, const std::string& source, const std::string& path) {
   torch::jit::Module m("Fuzz");
   for (const auto& p : c.params) {
     at::Tensor value = make_tensor(p.recipe);
     if (p.buffer) m.register_buffer(p.name, value);
     else m.register_parameter(p.name, value, /*is_buffer=*/false);
   }
-  m.define(c.source);
+  m.define(source);
   m.eval();
   m.save(path);
 }
 
+// Eval-mode batch norm as its formula, for the oracle: LibTorch's CPU batch-norm backward is wrong
+// for some strided inputs (a transposed [1, 5, 1, 33], fuzz case 274256469643360, 1.13 and 2.15
+// alike; tests/compiler CompiledTraining.BatchNormOfATransposedValue...), and an oracle that
+// shares eager's mistake takes eager's side against a compiled rule that is right.
+constexpr const char* kBatchNormCall = "torch.batch_norm(";
+constexpr const char* kOracleBatchNorm = R"(
+def oracle_batch_norm(self, x: Tensor, w: Optional[Tensor], b: Optional[Tensor], mean: Optional[Tensor],
+                      var: Optional[Tensor], training: bool, momentum: float, eps: float, cudnn: bool) -> Tensor:
+    assert mean is not None and var is not None and not training
+    shape = [1, x.size(1)]
+    for _ in range(x.dim() - 2):
+        shape.append(1)
+    y = (x - mean.view(shape)) * torch.rsqrt(var.view(shape) + eps)
+    if w is not None:
+        y = y * w.view(shape)
+    if b is not None:
+        y = y + b.view(shape)
+    return y
+)";
+
+std::string oracle_source(const std::string& source) {
+  std::string s = source;
+  const std::string call = kBatchNormCall, formula = "self.oracle_batch_norm(";
+  for (size_t at = s.find(call); at != std::string::npos; at = s.find(call, at + formula.size())) {
+    s.replace(at, call.size(), formula);
+  }
+  return s + kOracleBatchNorm;
+}
+
+}  // namespace
+
+// The case as a module archive (parameters, buffers, the compiled source).
+void save_module(const FuzzCase& c, const std::string& path) { save_source(c, c.source, path); }
+
 // The same module with float parameters and buffers in f64 (Module::to would convert bool and int
-// buffers too).
-LoadedModel load_oracle(const std::string& path) {
-  LoadedModel oracle = load_model(path);
+// buffers too), and batch norm computed by its formula.
+LoadedModel load_oracle(const FuzzCase& c, const std::string& archive) {
+  auto load_with_formulas = [&] {
+    const std::string path = archive + ".oracle.pt";
+    save_source(c, oracle_source(c.source), path);
+    LoadedModel m = load_model(path);
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+    return m;
+  };
+  LoadedModel oracle = c.source.find(kBatchNormCall) == std::string::npos ? load_model(archive) : load_with_formulas();
   oracle.module = f64_copy(oracle.module);
   return oracle;
 }

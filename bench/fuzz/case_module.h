@@ -18,8 +18,9 @@ namespace tcprof::fuzz {
 
 // The case as a module archive (parameters, buffers, the compiled source).
 void save_module(const FuzzCase& c, const std::string& path);
-// The same module with float parameters and buffers in f64 (output_check.h's f64_copy).
-LoadedModel load_oracle(const std::string& path);
+// The same module with float parameters and buffers in f64 (output_check.h's f64_copy), and eval
+// batch norm as its formula (LibTorch's backward is wrong for some strided inputs).
+LoadedModel load_oracle(const FuzzCase& c, const std::string& archive);
 // output_check.h's run_f64 on the oracle's method.
 std::optional<c10::IValue> run_oracle(LoadedModel& oracle, std::vector<c10::IValue> inputs, std::string* why_not);
 std::vector<c10::IValue> make_inputs(const FuzzCase& c, int64_t dynamic_size, uint64_t salt);

@@ -107,7 +107,7 @@ CaseOutcome check_case(const FuzzCase& c, const CheckOptions& options) {
   }
   // Loaded through tcprof's own loader, as `tcprof run` loads models.
   LoadedModel model = load_model(archive);
-  LoadedModel oracle = load_oracle(archive);
+  LoadedModel oracle = load_oracle(c, archive);
   CompileOptions compile;
   compile.backend = options.backend;
   compile.strict = true;     // a kernel that does not compile is a failure, not an eager fallback

@@ -168,7 +168,7 @@ CaseOutcome check_case_gradients(const FuzzCase& c, const CheckOptions& options)
   } catch (const std::exception& e) {
     return finish(CaseOutcome::Status::Invalid, fmt::format("TorchScript rejects the module: {}", e.what()), nullptr);
   }
-  LoadedModel model = load_model(archive), reference = load_model(archive), oracle = load_oracle(archive);
+  LoadedModel model = load_model(archive), reference = load_model(archive), oracle = load_oracle(c, archive);
   std::vector<at::Tensor> compiled_params = trainable(model), eager_params = trainable(reference),
                           oracle_params = trainable(oracle);
   CompileOptions compile;

@@ -923,6 +923,24 @@ TEST(FuzzBugs, APromotingOpGivesItsInputAGradientOfTheInputsDtype) {
   }
 }
 
+// fuzz_graphs --backward --conv (seed 2026112780) reported a batch norm of a transposed [1, 5, 1, 33]
+// value as a wrong gradient, where the compiled rule was right and LibTorch's CPU batch-norm
+// backward is wrong (by 7.0 on the input's gradient; tests/compiler CompiledTraining.BatchNormOf-
+// ATransposedValue...): its f64 oracle was LibTorch's autograd too, so it sided with eager. The
+// oracle now computes eval batch norm by its formula.
+TEST(FuzzBugs, TheOracleComputesBatchNormByItsFormulaNotByLibTorchsBackward) {
+  GeneratorOptions conv;
+  conv.differentiable = true;
+  conv.convolutions = true;
+  const uint64_t seed = 274256469643360ULL;
+  FuzzCase c = generate_case(seed, conv);
+  ASSERT_NE(c.source.find("torch.batch_norm("), std::string::npos) << c.source;
+  CaseOutcome out = check_gradients(c);
+  EXPECT_EQ(out.status, Status::Pass) << "fuzz_graphs --backward --conv --case " << seed << "\n" << out.report;
+  EXPECT_EQ(out.compiled_backwards, 1) << out.report;
+  EXPECT_GT(out.oracle_used, 0) << "eager's gradient is the wrong one here: only the oracle can accept compiled's";
+}
+
 // The two gradient cases the last --backward runs left open were sqrt(|x|) at an x that is 0 in
 // one executor's rounding and not in the other's, where sqrt's slope is infinite: a sum of a layer
 // norm's outputs, exactly 0 in eager, 1e-9 compiled (eager NaN, compiled finite); and a layer norm
