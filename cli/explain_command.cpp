@@ -227,7 +227,8 @@ std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const
       if (r.compile_failed) {
         fmt::format_to(w, "{}", text::wrap("        compile failed, runs eagerly: ",
                                            r.failure.substr(0, r.failure.find('\n'))));
-      } else if (r.kernels + r.window_kernels > 0 || !r.hints.empty()) {
+      } else if (r.kernels + r.window_kernels > 0 || !r.hints.empty() || r.layout) {
+        // (A graph of oneDNN steps alone, MobileNetV2's, generates no kernel but has its chains.)
         fmt::format_to(w, "        {} ({} unique) · {} ops fused · {} extern · {} fallback\n",
                        text::plural(r.kernels + r.window_kernels, "kernel", "kernels"), r.unique_kernels, r.fused_ops,
                        r.extern_calls, r.fallback_calls);

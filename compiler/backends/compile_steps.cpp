@@ -114,14 +114,16 @@ std::string program_ir(const CapturedGraph& g, const ScheduledProgram& s) {
       case Step::Kind::Onednn: {
         const OnednnConv& c = s.program.onednn_convs[static_cast<size_t>(step.index)];
         const OnednnConvolution& p = *s.onednn[static_cast<size_t>(step.index)];
-        std::vector<std::string> ops{g.ops[static_cast<size_t>(c.op)].name};
-        for (int op : c.post_ops) ops.push_back(g.ops[static_cast<size_t>(op)].name);
+        std::vector<std::string> ops;
+        for (int op : step_ops(c)) ops.push_back(g.ops[static_cast<size_t>(op)].name);
+        std::string scale = c.scale_slot < 0 ? "" : fmt::format(" * %{} dense", c.scale_slot);
+        std::string pooled = c.pooled_slot < 0 ? "" : fmt::format(", pooled %{} dense", c.pooled_slot);
         std::string residual = c.residual_slot < 0 ? ""
                                : fmt::format(" + %{} {}{}", c.residual_slot, value_layout_name(c.residual_layout),
                                              c.residual_in_place ? " (written over)" : "");
-        out += fmt::format("  onednn {} [{}]: %{} {} ({}){} -> %{} {} ({})\n", c.name, fmt::join(ops, ", "), c.input_slot,
-                           value_layout_name(c.input_layout), p.input_format(), residual, c.output_slot,
-                           value_layout_name(c.output_layout), p.output_format());
+        out += fmt::format("  onednn {} [{}]: %{} {} ({}){}{} -> %{} {} ({}){}\n", c.name, fmt::join(ops, ", "), c.input_slot,
+                           value_layout_name(c.input_layout), p.input_format(), scale, residual, c.output_slot,
+                           value_layout_name(c.output_layout), p.output_format(), pooled);
         break;
       }
     }
@@ -189,8 +191,8 @@ void summarize(const CapturedGraph& g, const ScheduledProgram& s, CompileReport&
     }
   }
   for (const auto& c : s.program.onednn_convs) {
-    std::vector<std::string> ops{g.ops[static_cast<size_t>(c.op)].name};
-    for (int op : c.post_ops) ops.push_back(g.ops[static_cast<size_t>(op)].name);
+    std::vector<std::string> ops;
+    for (int op : step_ops(c)) ops.push_back(g.ops[static_cast<size_t>(op)].name);
     report.kernel_groups.push_back(fmt::format("{}: {}", c.name, fmt::join(ops, ", ")));
     ++report.extern_calls;  // a oneDNN call; its post-ops are not generated code either
   }

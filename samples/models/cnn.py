@@ -25,7 +25,9 @@ class ConvChains(nn.Module):
     """Every pattern the layout pass handles, each where it is hardest: a residual that is also the
     convolution's own input, one read again after the add, a downsample branch that runs after the
     main branch (ResNet), grouped and dilated convolutions, odd sizes with stride 2, each activation
-    that fuses as a post-op, and chain values that leave as graph outputs."""
+    that fuses as a post-op, a squeeze-and-excitation block (EfficientNet's: pool, two 1x1
+    convolutions, a per-channel scale before the projection; its squeeze width is not a multiple of
+    a block), and chain values that leave as graph outputs."""
 
     def __init__(self):
         super().__init__()
@@ -40,6 +42,9 @@ class ConvChains(nn.Module):
         self.pw = nn.Conv2d(48, 24, 1)
         self.head = nn.Conv2d(24, 24, 1)
         self.head2 = nn.Conv2d(24, 24, 3, padding=1)
+        self.squeeze = nn.Conv2d(48, 12, 1)
+        self.excite = nn.Conv2d(12, 48, 1)
+        self.project = nn.Conv2d(48, 24, 1)
 
     def forward(self, x):
         x = self.stem(x)
@@ -50,10 +55,12 @@ class ConvChains(nn.Module):
         m = self.main2(self.main1(b))
         out = torch.relu(m + self.down(b))            # fused into the downsample conv, which runs last
         d = torch.nn.functional.relu6(self.dw(out))
+        s = torch.sigmoid(self.excite(torch.nn.functional.silu(self.squeeze(torch.nn.functional.adaptive_avg_pool2d(d, 1)))))
+        e = self.project(s * d)                       # torchvision's order: scale * input
         p = torch.sigmoid(self.pw(d))
         h = torch.nn.functional.gelu(self.head2(p))
         t = torch.tanh(self.head(p) * 0.5)
-        return h, t, torch.nn.functional.adaptive_avg_pool2d(d, 1).flatten(1)
+        return h, t, torch.nn.functional.adaptive_avg_pool2d(d, 1).flatten(1), e
 
 
 def build(outdir):

@@ -40,6 +40,15 @@ std::vector<int> covered_ops(const WindowKernel& k) {
   return ops;
 }
 
+std::vector<int> step_ops(const OnednnConv& c) {
+  std::vector<int> ops;
+  if (c.scale_op >= 0) ops.push_back(c.scale_op);
+  ops.push_back(c.op);
+  ops.insert(ops.end(), c.post_ops.begin(), c.post_ops.end());
+  if (c.pool_op >= 0) ops.push_back(c.pool_op);
+  return ops;
+}
+
 const char* value_layout_name(ValueLayout l) {
   switch (l) {
     case ValueLayout::Dense: return "dense";

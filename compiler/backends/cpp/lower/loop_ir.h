@@ -171,7 +171,15 @@ struct OnednnConv {
   Activation activation = Activation::None;
   float alpha = 0, beta = 0;   // Clip: lo, hi
   float residual_scale = 1;
+  // Channel ops computed inside the step on the chain's own buffers, so that their operand need
+  // not leave the blocked layout (EfficientNet's squeeze-and-excitation): the input multiplied by
+  // a per-channel [N, C, 1, 1] value before the convolution (its product read by nothing else),
+  // and the global average pool of the step's output.
+  int scale_op = -1, scale_slot = -1;  // aten::mul(input, scale): input_slot is the other operand
+  int pool_op = -1, pooled_slot = -1;  // aten::adaptive_avg_pool2d(output, 1), dense [N, OC, 1, 1]
 };
+// A step's captured ops in the order they compute: the scale, the convolution, its post-ops, the pool.
+std::vector<int> step_ops(const OnednnConv& c);
 const char* activation_name(OnednnConv::Activation a);
 
 struct Step {

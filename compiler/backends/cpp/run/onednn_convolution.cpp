@@ -134,6 +134,42 @@ bool within_winograd_range(const at::Tensor& values) {
   return l > -1e30f && h < 1e30f;  // false for NaN
 }
 
+// A buffer in layout `md` as a tensor over its memory, without a copy: [n, c, h, w] for nchw and
+// nhwc (strided), [n, c/B, h, w, B] for nChwBc (channels padded up to a multiple of B, padding
+// zero); undefined for any other layout. `block` is B, or 0 for the 4-D views.
+struct ChannelView {
+  at::Tensor values;
+  int64_t block = 0;
+};
+ChannelView channel_view(const memory::desc& md, void* ptr, int64_t n, int64_t c, int64_t h, int64_t w) {
+  const std::string f = format_of(md);
+  const auto opts = at::TensorOptions().dtype(at::kFloat);
+  if (f == "nchw") return {at::from_blob(ptr, {n, c, h, w}, opts), 0};
+  if (f == "nhwc") return {at::from_blob(ptr, {n, c, h, w}, {h * w * c, 1, w * c, c}, opts), 0};
+  if (f.size() > 5 && f.compare(0, 4, "nChw") == 0 && f.back() == 'c') {
+    const int64_t block = std::stoll(f.substr(4, f.size() - 5));
+    const int64_t blocks = (c + block - 1) / block;
+    if (block <= 0 || static_cast<int64_t>(md.get_size()) != n * blocks * h * w * block * 4) return {};
+    return {at::from_blob(ptr, {n, blocks, h, w, block}, opts), block};
+  }
+  return {};
+}
+
+// A per-channel [n, c, 1, 1] value shaped to broadcast over `view` (zero on padded channels).
+at::Tensor per_channel(const ChannelView& view, const at::Tensor& value, int64_t n, int64_t c) {
+  if (view.block == 0) return value.reshape({n, c, 1, 1});
+  const int64_t blocks = view.values.size(1);
+  at::Tensor padded = at::zeros({n, blocks * view.block}, value.options());
+  padded.narrow(1, 0, c).copy_(value.reshape({n, c}));
+  return padded.view({n, blocks, 1, 1, view.block});
+}
+
+// The mean over h and w of each channel, [n, c, 1, 1] contiguous.
+at::Tensor channel_means(const ChannelView& view, int64_t n, int64_t c) {
+  if (view.block == 0) return view.values.mean({2, 3}, /*keepdim=*/true).contiguous();
+  return view.values.mean({2, 3}).reshape({n, -1}).narrow(1, 0, c).reshape({n, c, 1, 1}).contiguous();
+}
+
 }  // namespace
 
 struct OnednnConvolution::Impl {
@@ -279,7 +315,8 @@ std::string OnednnConvolution::output_format() const { return format_of(impl_->p
 bool OnednnConvolution::winograd() const { return impl_->winograd; }
 
 bool OnednnConvolution::run(const BlockedValue* input_blocked, const at::Tensor* input_dense, BlockedValue* residual_blocked,
-                            const at::Tensor* residual_dense, bool residual_owned, BlockedValue* blocked, at::Tensor* dense) {
+                            const at::Tensor* residual_dense, bool residual_owned, BlockedValue* blocked, at::Tensor* dense,
+                            const at::Tensor* scale, at::Tensor* pooled) {
   const OnednnConv& c = conv_;
   Impl& m = *impl_;
   auto dense_fits = [](const at::Tensor* t, int64_t n, int64_t ch, int64_t h, int64_t w) {
@@ -292,6 +329,11 @@ bool OnednnConvolution::run(const BlockedValue* input_blocked, const at::Tensor*
   if (c.residual_slot >= 0 && !res_blocked && !dense_fits(residual_dense, c.n, c.oc, c.oh, c.ow)) return false;
   const bool operands_dense = !in_blocked && !res_blocked;
   if (m.failed && operands_dense) return false;
+  if (scale && !(scale->defined() && scale->scalar_type() == at::kFloat && scale->device().is_cpu() && scale->dim() == 4 &&
+                 scale->size(0) == c.n && scale->size(1) == c.c && scale->size(2) == 1 && scale->size(3) == 1)) {
+    if (!operands_dense) throw std::runtime_error("oneDNN convolution: the input's per-channel scale has another shape");
+    return false;
+  }
 
   const memory::desc src_md = m.pd.src_desc(), dst_md = m.pd.dst_desc();
   // Source: used where it is when its layout is the one the primitive wants.
@@ -305,6 +347,23 @@ bool OnednnConvolution::run(const BlockedValue* input_blocked, const at::Tensor*
     src_tmp = buffer_for(src_md);
     src = src_tmp.data_ptr();
     m.reorder(from, from_ptr, src_md, src);
+  }
+  if (scale) {
+    // x * s in the source's own layout, into a buffer of this step (x may have other readers).
+    m.stream.wait();
+    if (!src_tmp.defined()) src_tmp = buffer_for(src_md);
+    ChannelView x = channel_view(src_md, src, c.n, c.c, c.h, c.w);
+    ChannelView product = channel_view(src_md, src_tmp.data_ptr(), c.n, c.c, c.h, c.w);
+    if (x.values.defined()) {
+      at::mul_out(product.values, x.values, per_channel(x, *scale, c.n, c.c));
+    } else {  // a layout without a view: through NCHW
+      at::Tensor plain = at::empty({c.n, c.c, c.h, c.w}, at::TensorOptions().dtype(at::kFloat));
+      m.reorder(src_md, src, m.dense_src, plain.data_ptr());
+      m.stream.wait();
+      plain.mul_(*scale);
+      m.reorder(m.dense_src, plain.data_ptr(), src_md, src_tmp.data_ptr());
+    }
+    src = src_tmp.data_ptr();
   }
   // Destination: the residual first (sum post-op), written over when this step may.
   at::Tensor out;
@@ -362,6 +421,19 @@ bool OnednnConvolution::run(const BlockedValue* input_blocked, const at::Tensor*
     }
   }
   m.stream.wait();
+  if (pooled) {
+    ChannelView y = channel_view(dst_md, out.data_ptr(), c.n, c.oc, c.oh, c.ow);
+    if (y.values.defined()) {
+      *pooled = channel_means(y, c.n, c.oc);
+    } else if (dense && dense->defined()) {
+      *pooled = dense->mean({2, 3}, /*keepdim=*/true).contiguous();
+    } else {  // a layout without a view: through NCHW
+      at::Tensor plain = at::empty({c.n, c.oc, c.oh, c.ow}, at::TensorOptions().dtype(at::kFloat));
+      m.reorder(dst_md, out.data_ptr(), m.dense_dst, plain.data_ptr());
+      m.stream.wait();
+      *pooled = plain.mean({2, 3}, /*keepdim=*/true).contiguous();
+    }
+  }
   if (blocked) *blocked = {std::move(out), this};
   return true;
 }
@@ -378,7 +450,7 @@ std::string OnednnConvolution::input_format() const { return ""; }
 std::string OnednnConvolution::output_format() const { return ""; }
 bool OnednnConvolution::winograd() const { return false; }
 bool OnednnConvolution::run(const BlockedValue*, const at::Tensor*, BlockedValue*, const at::Tensor*, bool, BlockedValue*,
-                            at::Tensor*) {
+                            at::Tensor*, const at::Tensor*, at::Tensor*) {
   return false;
 }
 

@@ -55,9 +55,12 @@ class OnednnConvolution {
   // (NCHW, contiguous, the compiled shape); `residual_owned` allows writing the output over the
   // residual's buffer. Fills `blocked` and/or `dense` as the step's output layout asks. Returns
   // false when a dense operand does not have the compiled shape, or when oneDNN failed to run it
-  // on dense operands (the caller runs LibTorch instead).
+  // on dense operands (the caller runs LibTorch instead). With `scale` ([N, C, 1, 1]) the input is
+  // multiplied by it per channel first, in the input's layout; with `pooled` the output's global
+  // average pool ([N, OC, 1, 1], dense) is computed from the output's own layout.
   bool run(const BlockedValue* input_blocked, const at::Tensor* input_dense, BlockedValue* residual_blocked,
-           const at::Tensor* residual_dense, bool residual_owned, BlockedValue* blocked, at::Tensor* dense);
+           const at::Tensor* residual_dense, bool residual_owned, BlockedValue* blocked, at::Tensor* dense,
+           const at::Tensor* scale = nullptr, at::Tensor* pooled = nullptr);
 
   // The layouts the primitive chose, e.g. "nChw16c", for the IR record.
   std::string input_format() const;

@@ -124,12 +124,9 @@ void ProgramRunner::plan_releases() {
         for (int op : covered_ops(program_.program.window_kernels[static_cast<size_t>(step.index)])) touch_op(op, s);
         break;
       }
-      case Step::Kind::Onednn: {
-        const OnednnConv& c = program_.program.onednn_convs[static_cast<size_t>(step.index)];
-        touch_op(c.op, s);
-        for (int op : c.post_ops) touch_op(op, s);
+      case Step::Kind::Onednn:
+        for (int op : step_ops(program_.program.onednn_convs[static_cast<size_t>(step.index)])) touch_op(op, s);
         break;
-      }
     }
   }
   for (int slot : graph_.outputs) last[static_cast<size_t>(slot)] = SIZE_MAX;
@@ -436,15 +433,19 @@ bool ProgramRunner::run_onednn(size_t index, std::vector<c10::IValue>& slots, st
   BlockedValue* in = held(c.input_slot, c.input_layout);
   BlockedValue* res = held(c.residual_slot, c.residual_layout);
   const at::Tensor* res_dense = c.residual_slot >= 0 && !res ? dense(c.residual_slot) : nullptr;
+  const at::Tensor* scale = c.scale_slot >= 0 ? dense(c.scale_slot) : nullptr;
+  if (c.scale_slot >= 0 && !scale) return false;
   BlockedValue out_blocked;
-  at::Tensor out_dense;
+  at::Tensor out_dense, pooled;
   const bool want_blocked = c.output_layout != ValueLayout::Dense, want_dense = c.output_layout != ValueLayout::Blocked;
   if (!program_.onednn[index]->run(in, in ? nullptr : dense(c.input_slot), res, res_dense, c.residual_in_place,
-                                   want_blocked ? &out_blocked : nullptr, want_dense ? &out_dense : nullptr)) {
+                                   want_blocked ? &out_blocked : nullptr, want_dense ? &out_dense : nullptr, scale,
+                                   c.pooled_slot >= 0 ? &pooled : nullptr)) {
     return false;
   }
   if (want_blocked) blocked[static_cast<size_t>(c.output_slot)] = std::move(out_blocked);
   if (want_dense) slots[static_cast<size_t>(c.output_slot)] = std::move(out_dense);
+  if (c.pooled_slot >= 0) slots[static_cast<size_t>(c.pooled_slot)] = std::move(pooled);
   return true;
 }
 
@@ -652,10 +653,11 @@ AutotuneDecision ProgramRunner::use_chain_format(const std::vector<AutotuneChoic
 std::string ProgramRunner::chain_signature() const {
   std::string out;
   for (const OnednnConv& c : program_.program.onednn_convs) {
-    out += fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}\n", c.name, c.n, c.c, c.h, c.w, c.oc,
-                       c.oh, c.ow, c.kh, c.kw, c.sh, c.sw, c.ph, c.pw, c.dh, c.dw, c.groups,
+    out += fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}\n", c.name, c.n, c.c, c.h, c.w,
+                       c.oc, c.oh, c.ow, c.kh, c.kw, c.sh, c.sw, c.ph, c.pw, c.dh, c.dw, c.groups,
                        static_cast<int>(c.input_layout), static_cast<int>(c.residual_layout),
-                       static_cast<int>(c.output_layout), activation_name(c.activation), c.residual_in_place);
+                       static_cast<int>(c.output_layout), activation_name(c.activation), c.residual_in_place,
+                       c.scale_slot >= 0, c.pooled_slot >= 0);
   }
   return out;
 }
@@ -693,9 +695,9 @@ std::vector<c10::IValue> ProgramRunner::run(const std::vector<c10::IValue>& inpu
           // An operand without the compiled shape: LibTorch runs the convolution and its post-ops,
           // and the readers take the dense value.
           ++layout_fallbacks_;
-          const OnednnConv& c = program_.program.onednn_convs[static_cast<size_t>(step.index)];
-          run_extern(c.op, slots, bindings);
-          for (int op : c.post_ops) run_extern(op, slots, bindings);
+          for (int op : step_ops(program_.program.onednn_convs[static_cast<size_t>(step.index)])) {
+            run_extern(op, slots, bindings);
+          }
         }
         break;
     }

@@ -31,7 +31,7 @@ class LayoutPlanner {
   OnednnLayoutPlan run() {
     for (size_t i = 0; i < g_.ops.size(); ++i) {
       int op = static_cast<int>(i);
-      if (!try_conv(op) && !try_residual_add(op)) try_activation(op);
+      if (!try_conv(op) && !try_residual_add(op) && !try_activation(op)) try_pool(op);
     }
     assign_layouts();
     return std::move(plan_);
@@ -107,6 +107,7 @@ class LayoutPlanner {
       return false;
     }
     if (c.n == 0 || c.oh <= 0 || c.ow <= 0) return false;
+    take_input_scale(c);
     return add_conv(std::move(c), w, b.isTensor() ? std::optional<at::Tensor>(b.toTensor()) : std::nullopt);
   }
 
@@ -120,7 +121,63 @@ class LayoutPlanner {
     }
     plan_.convs.push_back(std::move(c));
     plan_.step_of_op[static_cast<size_t>(plan_.convs.back().op)] = index;
+    if (plan_.convs.back().scale_op >= 0) plan_.step_of_op[static_cast<size_t>(plan_.convs.back().scale_op)] = index;
     final_of_[static_cast<size_t>(plan_.convs.back().output_slot)] = index;
+    return true;
+  }
+
+  // The convolution's input is mul(x, s), s a per-channel [N, C, 1, 1] value, and nothing else
+  // reads the product: the step multiplies x by s itself, in x's layout, so that x stays in the
+  // chain (a squeeze-and-excitation block's scale before its projection).
+  void take_input_scale(OnednnConv& c) {
+    const int product = c.input_slot, p = producer_[static_cast<size_t>(product)];
+    if (p < 0 || plan_.step_of_op[static_cast<size_t>(p)] >= 0 || outputs_.count(product) ||
+        readers_[static_cast<size_t>(product)].size() != 1) {
+      return;
+    }
+    const GraphOp& mul = g_.ops[static_cast<size_t>(p)];
+    if (mul.name != "aten::mul" || mul.args.size() != 2 || mul.outputs.size() != 1) return;
+    if (mul.args[0].kind != Arg::Kind::Slot || mul.args[1].kind != Arg::Kind::Slot) return;
+    for (size_t side = 0; side < 2; ++side) {
+      const int x = mul.args[side].slot, scale = mul.args[1 - side].slot;
+      const at::Tensor* xt = example(x);
+      const at::Tensor* st = example(scale);
+      if (x == scale || !plain_float4d(xt) || xt->sizes() != example(product)->sizes()) continue;
+      if (!st || st->scalar_type() != at::kFloat || !st->device().is_cpu() || st->requires_grad() || st->dim() != 4 ||
+          st->size(0) != c.n || st->size(1) != c.c || st->size(2) != 1 || st->size(3) != 1) {
+        continue;
+      }
+      if (!nothing_impure_between(p, c.op)) return;  // x or s could change before the conv runs
+      c.input_slot = x;
+      c.scale_op = p;
+      c.scale_slot = scale;
+      return;
+    }
+  }
+
+  // adaptive_avg_pool2d(x, 1) of a value a conv step ends with: the step pools its own output, in
+  // its layout, so that x need not leave the chain for it (a squeeze-and-excitation block's pool).
+  bool try_pool(int j) {
+    const GraphOp& op = g_.ops[static_cast<size_t>(j)];
+    if (op.name != "aten::adaptive_avg_pool2d" || op.args.size() != 2 || op.outputs.size() != 1) return false;
+    if (op.args[0].kind != Arg::Kind::Slot || op.args[1].kind != Arg::Kind::Constant || !op.args[1].constant.isIntList()) {
+      return false;
+    }
+    const std::vector<int64_t> size = op.args[1].constant.toIntVector();
+    if (size != std::vector<int64_t>{1, 1} && size != std::vector<int64_t>{1}) return false;
+    const int x = op.args[0].slot, c = final_of_[static_cast<size_t>(x)];
+    if (c < 0) return false;
+    OnednnConv& conv = plan_.convs[static_cast<size_t>(c)];
+    const at::Tensor* out = example(op.outputs[0]);
+    if (conv.pool_op >= 0 || !out || out->scalar_type() != at::kFloat || out->dim() != 4 || out->size(0) != conv.n ||
+        out->size(1) != conv.oc || out->size(2) != 1 || out->size(3) != 1) {
+      return false;
+    }
+    if (!nothing_impure_between(conv.op, j)) return false;  // x could change before the pool reads it
+    conv.pool_op = j;
+    conv.pooled_slot = op.outputs[0];
+    plan_.step_of_op[static_cast<size_t>(j)] = c;
+    final_of_[static_cast<size_t>(x)] = -1;  // nothing fuses after the pool
     return true;
   }
 
@@ -210,6 +267,10 @@ class LayoutPlanner {
       for (int s : slots_read(g_.ops[i])) {
         if (c >= 0) {
           const OnednnConv& conv = plan_.convs[static_cast<size_t>(c)];
+          if (static_cast<int>(i) == conv.scale_op && s == conv.scale_slot) {
+            read_dense[static_cast<size_t>(s)] = true;  // the scale is read as a plain tensor
+            continue;
+          }
           bool inside = s == conv.conv_slot || (s != conv.input_slot && s != conv.residual_slot);
           for (int p : conv.post_ops) {
             if (s == g_.ops[static_cast<size_t>(p)].outputs[0]) inside = true;
@@ -248,14 +309,13 @@ class LayoutPlanner {
     for (size_t c = 0; c < plan_.convs.size(); ++c) {
       OnednnConv& conv = plan_.convs[c];
       size_t s = static_cast<size_t>(conv.output_slot);
-      conv.output_layout = read_blocked[s] && read_dense[s] ? ValueLayout::Both
-                           : read_blocked[s]                ? ValueLayout::Blocked
-                                                            : ValueLayout::Dense;
+      // A value nothing reads densely stays blocked, also when only its own step reads it (a pool).
+      conv.output_layout = !read_dense[s] ? ValueLayout::Blocked : read_blocked[s] ? ValueLayout::Both : ValueLayout::Dense;
       if (conv.residual_slot >= 0 && conv.residual_layout == ValueLayout::Blocked) conv.residual_in_place = last_reader_is(conv);
       const char* act = activation_name(conv.activation);
-      conv.name = fmt::format("d{}_conv{}{}{}", c, conv.residual_slot >= 0 ? "_add" : "",
+      conv.name = fmt::format("d{}_{}conv{}{}{}{}", c, conv.scale_op >= 0 ? "mul_" : "", conv.residual_slot >= 0 ? "_add" : "",
                               conv.activation != OnednnConv::Activation::None ? "_" : "",
-                              conv.activation != OnednnConv::Activation::None ? act : "");
+                              conv.activation != OnednnConv::Activation::None ? act : "", conv.pool_op >= 0 ? "_pool" : "");
       std::optional<at::Tensor> bias;
       if (conv.bias >= 0) bias = constants_[static_cast<size_t>(conv.bias)];
       plan_.primitives.push_back(std::make_shared<OnednnConvolution>(conv, constants_[static_cast<size_t>(conv.weight)], bias));
@@ -320,7 +380,9 @@ LayoutReport layout_report(const CapturedGraph& g, const std::vector<OnednnConv>
     for (int op : readers[static_cast<size_t>(slot)]) {
       bool in_chain = false;
       for (const auto& c : convs) {
-        in_chain = in_chain || c.op == op || std::find(c.post_ops.begin(), c.post_ops.end(), op) != c.post_ops.end();
+        if (c.scale_op == op && c.scale_slot == slot) continue;  // the scale is read as a plain tensor
+        const std::vector<int> ops = step_ops(c);
+        in_chain = in_chain || std::find(ops.begin(), ops.end(), op) != ops.end();
       }
       if (!in_chain) return where(op);
     }
@@ -338,7 +400,7 @@ LayoutReport layout_report(const CapturedGraph& g, const std::vector<OnednnConv>
     const OnednnConv& conv = convs[c];
     const OnednnConvolution& p = *primitives[c];
     ++r.convolutions;
-    r.post_ops += static_cast<int>(conv.post_ops.size());
+    r.post_ops += static_cast<int>(step_ops(conv).size()) - 1;
     if (p.winograd()) ++r.winograd;
     if (r.format.empty() && p.output_format() != "nchw") r.format = p.output_format();
     auto entering = [&](int slot, ValueLayout layout, const std::string& want, const char* role) {

@@ -5,6 +5,8 @@
 //     last of its two operands (ResNet's downsample branch), an activation after it (relu, relu6
 //     and hardtanh, hardswish, silu, sigmoid, tanh, gelu) an eltwise post-op: no pass over memory
 //     of their own;
+//   - a global average pool of a step's output, and a per-channel scale of a step's input (the
+//     squeeze-and-excitation of EfficientNet), run inside the step on its own buffers;
 //   - every value a chain convolution produces gets a layout from its readers: blocked when only
 //     chain convolutions read it, dense (NCHW) when anything else does, both when both do. So
 //     reorders remain only where a value enters or leaves a chain; `explain` lists them.

@@ -263,7 +263,7 @@ class Scheduler {
 
   void onednn_step(int c) {
     const OnednnConv& conv = layout_.convs[static_cast<size_t>(c)];
-    for (int s : {conv.input_slot, conv.residual_slot}) {
+    for (int s : {conv.input_slot, conv.residual_slot, conv.scale_slot}) {
       if (s >= 0 && slot_kernel_[static_cast<size_t>(s)] >= 0) close(slot_kernel_[static_cast<size_t>(s)]);
     }
     out_.program.steps.push_back({Step::Kind::Onednn, c});
