@@ -14,6 +14,7 @@
 
 #include "bench/fuzz/case_module.h"
 #include "bench/fuzz/graph_fuzzer.h"
+#include "compiler/backends/cpp/run/onednn_convolution.h"
 #include "tests/test_support.h"
 
 namespace tcprof::fuzz {
@@ -499,6 +500,57 @@ TEST(FuzzTargeted, KernelOutputsKeepEagerMemoryOrder) {
   EXPECT_NE(describe_program(m).find("order [0,2,3,1]"), std::string::npos) << describe_program(m);
 }
 
+// Squeeze-and-excitation inside oneDNN chains (plan_onednn_layout.cpp: a step pools its own output,
+// and scales its input by a per-channel value): batch 1 and 2, channel counts that are and are
+// not whole blocks (padded nChw16c), the scale on either side of the mul, odd sizes, values that
+// also leave the chain, and each chain layout, against eager and the f64 oracle.
+TEST(FuzzTargeted, SqueezeAndExcitationInsideConvolutionChains) {
+  struct Config {
+    int64_t n, c, h, w;
+    bool scale_first, outputs_leave;
+    const char *activation, *arguments;  // a post-op the step fuses (relu6 as hardtanh(0, 6))
+  };
+  const std::vector<Config> configs = {{1, 32, 7, 9, true, false, "torch.hardtanh", ", 0.0, 6.0"},
+                                       {2, 24, 5, 5, false, true, "torch.silu", ""},
+                                       {1, 12, 6, 11, true, true, "torch.sigmoid", ""},
+                                       {2, 48, 1, 1, false, false, "torch.relu", ""}};
+  for (const char* format : {"any", "nChw16c", "nChw8c"}) {
+    setenv("TCPROF_CHAIN_FORMAT", format, 1);
+    for (const Config& k : configs) {
+      const std::string source =
+          "def forward(self, x0):\n"
+          "    y = " + std::string(k.activation) + "(torch.conv2d(x0, self.w1, self.b1, [1, 1], [1, 1], [1, 1], 1)" +
+          k.arguments + ")\n"
+          "    p = torch.adaptive_avg_pool2d(y, [1, 1])\n"
+          "    s = torch.sigmoid(torch.conv2d(torch.relu(torch.conv2d(p, self.w2, self.b2, [1, 1], [0, 0], [1, 1], 1)), self.w3, None, [1, 1], [0, 0], [1, 1], 1))\n"
+          "    z = torch.conv2d(" + std::string(k.scale_first ? "s * y" : "y * s") + ", self.w4, self.b4, [1, 1], [0, 0], [1, 1], 1)\n" +
+          (k.outputs_leave ? "    return z, y, p.flatten(1)\n" : "    return z\n");
+      const int64_t squeeze = std::max<int64_t>(1, k.c / 4);
+      FuzzCase c = targeted(fmt::format("squeeze-and-excitation, {} layout, [{}, {}, {}, {}]", format, k.n, k.c, k.h, k.w), source,
+                            {f32({k.n, 3, k.h, k.w})},
+                            {param("w1", f32({k.c, 3, 3, 3})), param("b1", f32({k.c})), param("w2", f32({squeeze, k.c, 1, 1})),
+                             param("b2", f32({squeeze})), param("w3", f32({k.c, squeeze, 1, 1})), param("w4", f32({16, k.c, 1, 1})),
+                             param("b4", f32({16}))});
+      CaseOutcome out = check(c);
+      EXPECT_EQ(out.status, Status::Pass) << c.name << "\n" << out.report;
+      EXPECT_EQ(out.calls, 3) << c.name << "\n" << out.report;
+      if (!onednn_layout_enabled()) continue;
+      // And the pattern did run inside the chain.
+      tcprof::testing::TempDir dir;
+      save_module(c, dir.file("m.pt"));
+      CompileOptions o;
+      o.backend = "cpp";
+      o.strict = true;
+      CompiledModule m(load_model(dir.file("m.pt")), o, nullptr);
+      m.call(make_inputs(c, -1, 0));
+      const std::string program = describe_program(m);
+      EXPECT_NE(program.find("[aten::mul, aten::conv2d]"), std::string::npos) << c.name << "\n" << program;
+      EXPECT_NE(program.find("aten::adaptive_avg_pool2d]"), std::string::npos) << c.name << "\n" << program;
+    }
+  }
+  unsetenv("TCPROF_CHAIN_FORMAT");
+}
+
 TEST(FuzzTargeted, Dtypes) {
   expect_matches_eager(targeted("int64 arithmetic, sum and comparisons",
                                 "def forward(self, x0, x1):\n"
@@ -959,6 +1011,21 @@ TEST(FuzzBugs, GradientCasesKeepSquareRootsOffTheirInfiniteSlope) {
     EXPECT_EQ(out.status, Status::Pass) << "fuzz_graphs --backward --case " << seed << "\n" << out.report;
     EXPECT_EQ(out.compiled_backwards, 1) << out.report;
   }
+}
+
+// fuzz_graphs --conv (seed 2026112810) divided a sum of layer-normalised rows by itself: exactly
+// 0 / 0 = NaN in exact arithmetic and in tcprof's kernel, 1 in eager, whose sum rounds to a tiny
+// nonzero. NaN positions are compared exactly, so such a case judges rounding, not the program:
+// the generator keeps denominators computed through a layer norm away from 0.
+TEST(FuzzBugs, ADenominatorComputedThroughALayerNormIsKeptAwayFromZero) {
+  const uint64_t seed = 84658191899404ULL;
+  GeneratorOptions conv;
+  conv.convolutions = true;
+  FuzzCase c = generate_case(seed, conv);
+  ASSERT_NE(c.source.find("torch.layer_norm("), std::string::npos) << c.source;
+  EXPECT_NE(c.source.find("/ (torch.abs(v10) + 0.5)"), std::string::npos) << c.source;
+  CaseOutcome out = check(c);
+  EXPECT_EQ(out.status, Status::Pass) << "fuzz_graphs --conv --case " << seed << "\n" << out.report;
 }
 
 // LibTorch 1.13's CPU gelu_backward with a non-contiguous incoming gradient (a permute after the
