@@ -49,6 +49,12 @@ Layouts layouts(const CompiledModule& m) {
   return l;
 }
 
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 // Each chain layout the autotune may pick (TCPROF_CHAIN_FORMAT forces one), through eager.
 class ChainFormats : public ::testing::TestWithParam<const char*> {};
 
@@ -208,15 +214,8 @@ TEST(LayoutPass, EfficientNetKeepsItsSqueezeAndExcitationInTheChain) {
   if (!onednn_layout_enabled()) GTEST_SKIP() << "built without oneDNN's headers";
   Layouts l = layouts(m);
   EXPECT_EQ(l.total.convolutions, 81);
-  size_t scaled = 0, pooled = 0;
-  for (size_t at = l.ir.find("[aten::mul, aten::conv2d"); at != std::string::npos; at = l.ir.find("[aten::mul, aten::conv2d", at + 1)) {
-    ++scaled;
-  }
-  for (size_t at = l.ir.find("aten::adaptive_avg_pool2d]"); at != std::string::npos; at = l.ir.find("aten::adaptive_avg_pool2d]", at + 1)) {
-    ++pooled;
-  }
-  EXPECT_EQ(scaled, 16u) << l.ir;
-  EXPECT_EQ(pooled, 17u) << l.ir;  // and the classifier's pool after the last convolution
+  EXPECT_EQ(occurrences(l.ir, "[aten::mul, aten::conv2d"), 16u) << l.ir;
+  EXPECT_EQ(occurrences(l.ir, "aten::adaptive_avg_pool2d]"), 17u) << l.ir;  // and the classifier's pool
   for (const auto& r : l.total.reorders) {
     EXPECT_EQ(r.find("for aten::adaptive_avg_pool2d"), std::string::npos) << r;
     EXPECT_EQ(r.find("from aten::mul"), std::string::npos) << r;
@@ -251,11 +250,7 @@ TEST(LayoutPass, ResNet18FusesEveryResidualAddIntoAConvolution) {
   if (!onednn_layout_enabled()) GTEST_SKIP() << "built without oneDNN's headers";
   Layouts l = layouts(m);
   EXPECT_EQ(l.total.convolutions, 20);
-  size_t adds = 0;
-  for (size_t at = l.ir.find("aten::add, aten::relu"); at != std::string::npos; at = l.ir.find("aten::add, aten::relu", at + 1)) {
-    ++adds;
-  }
-  EXPECT_EQ(adds, 8u) << l.ir;
+  EXPECT_EQ(occurrences(l.ir, "aten::add, aten::relu"), 8u) << l.ir;
   EXPECT_EQ(l.ir.find("aten::add ->"), std::string::npos);  // no add left as its own step
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <sstream>
 
@@ -77,6 +78,16 @@ CaseOutcome check(const FuzzCase& c, bool perturb = false) {
   options.work_dir = work.path().string();
   options.perturb_compiled_output = perturb;
   return check_case(c, options);
+}
+
+// The case compiled by the cpp backend (strict), as `tcprof run` compiles it, to look at its program.
+std::unique_ptr<CompiledModule> compile_case(const FuzzCase& c, const tcprof::testing::TempDir& dir) {
+  use_private_kernel_cache();
+  save_module(c, dir.file("m.pt"));
+  CompileOptions o;
+  o.backend = "cpp";
+  o.strict = true;
+  return std::make_unique<CompiledModule>(load_model(dir.file("m.pt")), o, nullptr);
 }
 
 void expect_matches_eager(const FuzzCase& c) {
@@ -483,11 +494,8 @@ TEST(FuzzTargeted, KernelOutputsKeepEagerMemoryOrder) {
                         {f32({2, 5, 6, 8})}, {param("g", f32({8, 1, 1}))});
   EXPECT_EQ(check(c).status, Status::Pass);
   tcprof::testing::TempDir dir;
-  save_module(c, dir.file("m.pt"));
-  CompileOptions o;
-  o.backend = "cpp";
-  o.strict = true;
-  CompiledModule m(load_model(dir.file("m.pt")), o, nullptr);
+  std::unique_ptr<CompiledModule> compiled = compile_case(c, dir);
+  CompiledModule& m = *compiled;
   for (int call = 0; call < 2; ++call) {
     std::vector<c10::IValue> in = make_inputs(c, -1, static_cast<uint64_t>(call));
     auto compiled = m.call(in).toTupleRef().elements();
@@ -537,13 +545,9 @@ TEST(FuzzTargeted, SqueezeAndExcitationInsideConvolutionChains) {
       if (!onednn_layout_enabled()) continue;
       // And the pattern did run inside the chain.
       tcprof::testing::TempDir dir;
-      save_module(c, dir.file("m.pt"));
-      CompileOptions o;
-      o.backend = "cpp";
-      o.strict = true;
-      CompiledModule m(load_model(dir.file("m.pt")), o, nullptr);
-      m.call(make_inputs(c, -1, 0));
-      const std::string program = describe_program(m);
+      std::unique_ptr<CompiledModule> m = compile_case(c, dir);
+      m->call(make_inputs(c, -1, 0));
+      const std::string program = describe_program(*m);
       EXPECT_NE(program.find("[aten::mul, aten::conv2d]"), std::string::npos) << c.name << "\n" << program;
       EXPECT_NE(program.find("aten::adaptive_avg_pool2d]"), std::string::npos) << c.name << "\n" << program;
     }
