@@ -27,6 +27,7 @@
 namespace tcprof {
 namespace {
 
+using testing::expect_compiled_matches_eager;
 using testing::expect_same_output;
 using testing::inputs_for;
 using testing::sample;
@@ -171,7 +172,7 @@ TEST(AttentionKernel, EveryFormInTheSampleIsFusedAndMatchesEager) {
   CompiledModule m(load_model(sample("attention_patterns")), strict_cpp(), nullptr);
   for (int64_t call = 0; call < 2; ++call) {
     auto in = inputs_for({"f32[2,32,48]"}, call);
-    expect_same_output(m.call(in), m.call_eager(in));
+    expect_compiled_matches_eager(m, in);
   }
   std::vector<std::string> groups = attention_groups(m);
   // causal, band, full, key padding, blank row, heads folded into the batch, cross-attention; not
@@ -184,7 +185,7 @@ TEST(AttentionKernel, EveryFormInTheSampleIsFusedAndMatchesEager) {
       << "scores without a scale (the key padding form)";
   // Another sequence length: rows and keys that are not whole tiles; a recompile or LibTorch.
   auto in = inputs_for({"f32[3,29,48]"});
-  expect_same_output(m.call(in), m.call_eager(in));
+  expect_compiled_matches_eager(m, in);
 }
 
 TEST(AttentionKernel, InfAndNaNInTheInputsGiveEagersAnswer) {
@@ -206,7 +207,7 @@ TEST(AttentionKernel, TheGptsFourBlocksRunThroughIt) {
   CompiledModule m(load_model(sample("gpt_tiny")), strict_cpp(), nullptr);
   for (int64_t call = 0; call < 2; ++call) {
     auto in = inputs_for({"i64[2,32](0,512)"}, call);
-    expect_same_output(m.call(in), m.call_eager(in));
+    expect_compiled_matches_eager(m, in);
   }
   std::vector<std::string> groups = attention_groups(m);
   ASSERT_EQ(groups.size(), 2u);  // gpt_tiny: two blocks
@@ -220,14 +221,14 @@ TEST(AttentionKernel, NativeMultiHeadAttentionRunsThroughItAndMatchesEager) {
   CompiledModule m(load_model(sample("multi_head_attention")), strict_cpp(), nullptr);
   for (int64_t call = 0; call < 2; ++call) {
     auto in = inputs_for({"f32[2,19,48]"}, call);
-    expect_same_output(m.call(in), m.call_eager(in));
+    expect_compiled_matches_eager(m, in);
   }
   auto nan_in = inputs_for({"f32[2,19,48]"}, 2);
   nan_in[0].toTensor()[1][4][0] = std::numeric_limits<float>::quiet_NaN();
-  expect_same_output(m.call(nan_in), m.call_eager(nan_in));
+  expect_compiled_matches_eager(m, nan_in);
   EXPECT_EQ(attention_groups(m), std::vector<std::string>{"aten::_native_multi_head_attention"});
   auto other = inputs_for({"f32[1,7,48]"});
-  expect_same_output(m.call(other), m.call_eager(other));
+  expect_compiled_matches_eager(m, other);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ namespace tcprof {
 namespace {
 
 using testing::breaks_of;
+using testing::expect_compiled_matches_eager;
 using testing::expect_same_output;
 using testing::graph_count;
 using testing::inputs_for;
@@ -65,7 +66,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(CaptureSamples, RaiseBreaksAndPropagatesTheModelsError) {
   CompiledModule m(load_model(sample("raise_in_forward")), CompileOptions{}, nullptr);
   auto ok = inputs_for({"f32[3]", "bool:false"});
-  expect_same_output(m.call(ok), m.call_eager(ok));
+  expect_compiled_matches_eager(m, ok);
   EXPECT_TRUE(breaks_of(m).empty());  // the branch is decided on the bool input: a guard
   try {
     m.call(inputs_for({"f32[3]", "bool:true"}));
@@ -84,7 +85,7 @@ TEST(CaptureSamples, RaiseBreaksAndPropagatesTheModelsError) {
 TEST(CaptureSamples, DictOfTensorsIsAnUnsupportedValue) {
   CompiledModule m(load_model(sample("dict_in_forward")), CompileOptions{}, nullptr);
   auto in = inputs_for({"f32[5]"});
-  expect_same_output(m.call(in), m.call_eager(in));
+  expect_compiled_matches_eager(m, in);
   auto breaks = breaks_of(m);
   ASSERT_FALSE(breaks.empty());
   EXPECT_EQ(breaks[0].type, "unsupported_value");
@@ -97,7 +98,7 @@ TEST(CaptureSamples, DynamicSizeWithoutShapeRuleEndsTheGraphBeforeTheRead) {
   CompiledModule m(load_model(sample("no_shape_rule")), o, nullptr);
   for (int64_t width : {3, 5, 9}) {
     auto in = inputs_for({fmt::format("f32[2,{}]", width)});
-    expect_same_output(m.call(in), m.call_eager(in));
+    expect_compiled_matches_eager(m, in);
   }
   auto breaks = breaks_of(m);
   ASSERT_EQ(breaks.size(), 1u);
@@ -129,8 +130,8 @@ TEST(CaptureSamples, DataDependentBranchResumesInTheBranchTaken) {
   positive[0] = positive[0].toTensor().abs() + 1;
   auto negative = inputs_for({"f32[4,8]"});
   negative[0] = -(negative[0].toTensor().abs() + 1);
-  expect_same_output(m.call(positive), m.call_eager(positive));
-  expect_same_output(m.call(negative), m.call_eager(negative));
+  expect_compiled_matches_eager(m, positive);
+  expect_compiled_matches_eager(m, negative);
   // The root graph, then one resume frame per branch: no recompiles, as in Dynamo.
   EXPECT_EQ(m.frames().size(), 3u);
   EXPECT_EQ(m.stats().compiles, 3);
@@ -143,7 +144,7 @@ TEST(CaptureSamples, DataDependentBranchResumesInTheBranchTaken) {
 TEST(CaptureSamples, SubmoduleBreaksCarryModulePathAndStack) {
   CompiledModule m(load_model(sample("submodule_break")), CompileOptions{}, nullptr);
   auto in = inputs_for({"f32[4,8]"});
-  expect_same_output(m.call(in), m.call_eager(in));
+  expect_compiled_matches_eager(m, in);
   auto breaks = breaks_of(m);
   ASSERT_EQ(breaks.size(), 2u);
   EXPECT_EQ(breaks[0].module_path, "blocks.0.attn");
@@ -161,7 +162,7 @@ TEST(CaptureSamples, SubmoduleBreaksCarryModulePathAndStack) {
 TEST(CaptureSamples, ShapeDecisionsBecomeGuardsWithUserLines) {
   CompiledModule m(load_model(sample("shape_guarded_branch")), CompileOptions{}, nullptr);
   auto in = inputs_for({"f32[4,3]"});
-  expect_same_output(m.call(in), m.call_eager(in));
+  expect_compiled_matches_eager(m, in);
   EXPECT_TRUE(breaks_of(m).empty());
   std::vector<std::pair<std::string, int>> decisions;
   for (const auto& g : m.frames()[0]->entries[0]->guards.guards()) {
@@ -172,7 +173,7 @@ TEST(CaptureSamples, ShapeDecisionsBecomeGuardsWithUserLines) {
   EXPECT_EQ(decisions[1], std::make_pair(std::string("x.size(1) == 3"), 60));
   // The other branch needs another graph: a recompile explained by the size guard.
   auto big = inputs_for({"f32[6,3]"});
-  expect_same_output(m.call(big), m.call_eager(big));
+  expect_compiled_matches_eager(m, big);
   EXPECT_EQ(m.stats().recompiles, 1);
 }
 
@@ -191,7 +192,7 @@ TEST(CaptureSamples, AListBuiltInALoopHoldsEachCallsValues) {
     CompiledModule m(load_model(path), o, nullptr);
     for (int64_t call = 0; call < 3; ++call) {
       auto in = inputs_for({"f32[3,4]"}, call);
-      expect_same_output(m.call(in), m.call_eager(in));
+      expect_compiled_matches_eager(m, in);
     }
   }
 }
@@ -199,7 +200,7 @@ TEST(CaptureSamples, AListBuiltInALoopHoldsEachCallsValues) {
 TEST(CaptureSamples, GptIsOneGraphAndMatchesEager) {
   CompiledModule m(load_model(sample("gpt_tiny")), CompileOptions{}, nullptr);
   auto in = inputs_for({"i64[2,16](0,512)"});
-  expect_same_output(m.call(in), m.call_eager(in));
+  expect_compiled_matches_eager(m, in);
   EXPECT_TRUE(breaks_of(m).empty());
   EXPECT_EQ(graph_count(m), 1);
   EXPECT_GT(m.frames()[0]->entries[0]->graph.op_count(), 50u);
@@ -208,7 +209,7 @@ TEST(CaptureSamples, GptIsOneGraphAndMatchesEager) {
 TEST(CaptureSamples, CnnIsOneGraphAndMatchesEager) {
   CompiledModule m(load_model(sample("cnn")), CompileOptions{}, nullptr);
   auto in = inputs_for({"f32[2,3,32,32]"});
-  expect_same_output(m.call(in), m.call_eager(in));
+  expect_compiled_matches_eager(m, in);
   EXPECT_TRUE(breaks_of(m).empty());
   EXPECT_EQ(graph_count(m), 1);
 }

@@ -63,6 +63,19 @@ inline void expect_same_output(const c10::IValue& compiled, const c10::IValue& e
   }
 }
 
+// A call that compiles captures its graph by running it, Dynamo-style, and returns what the
+// capture computed: eager's own result. Only a later call runs the compiled program, so the call
+// compared with eager is the first one after the module stopped compiling for these inputs.
+inline void expect_compiled_matches_eager(CompiledModule& m, const std::vector<c10::IValue>& in) {
+  c10::IValue out;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    const int64_t compiles = m.stats().compiles;
+    out = m.call(in);
+    if (m.stats().compiles == compiles) break;
+  }
+  expect_same_output(out, m.call_eager(in));
+}
+
 // What a module's compiles made, summed over its graphs; every compile must have succeeded.
 struct Totals {
   int kernels = 0, unique = 0, fused = 0, native = 0, fallbacks = 0;

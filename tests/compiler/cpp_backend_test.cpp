@@ -19,6 +19,7 @@
 namespace tcprof {
 namespace {
 
+using testing::expect_compiled_matches_eager;
 using testing::expect_same_output;
 using testing::inputs_for;
 using testing::run_command;
@@ -62,7 +63,7 @@ TEST(CppBackend, GptFusesAttentionAndLayerNormAndSharesRepeatedBlocks) {
   at::NoGradGuard no_grad;
   CompiledModule m(load_model(sample("gpt_tiny")), strict_cpp(), nullptr);
   auto in = inputs_for({"i64[2,16](0,512)"});
-  expect_same_output(m.call(in), m.call_eager(in));
+  expect_compiled_matches_eager(m, in);
   Totals t = totals(m);
   EXPECT_GT(t.kernels, 4);
   EXPECT_GT(t.fused, t.kernels);                        // kernels hold several ops
@@ -86,7 +87,7 @@ TEST(CppBackend, SoftmaxKernelSumsInFloatAsLibTorchDoes) {
   at::NoGradGuard no_grad;
   CompiledModule m(load_model(sample("attention_patterns")), strict_cpp(), nullptr);
   auto in = inputs_for({"f32[2,32,48]"});
-  expect_same_output(m.call(in), m.call_eager(in));
+  expect_compiled_matches_eager(m, in);
   Totals t = totals(m);
   size_t softmax = t.code.find("// aten::mul, aten::softmax");
   ASSERT_NE(softmax, std::string::npos) << t.code;
@@ -116,7 +117,7 @@ TEST(CppBackend, DynamicBatchAndSequenceReuseOneCompile) {
   CompiledModule m(load_model(sample("gpt_tiny")), o, nullptr);
   for (const char* spec : {"i64[2,16](0,512)", "i64[3,9](0,512)", "i64[4,31](0,512)"}) {
     auto in = inputs_for({spec});
-    expect_same_output(m.call(in), m.call_eager(in));
+    expect_compiled_matches_eager(m, in);
   }
   EXPECT_EQ(m.stats().compiles, 1);
 }
@@ -125,7 +126,7 @@ TEST(CppBackend, BatchNormFoldsIntoConvolutionAndDepthwiseIsGenerated) {
   at::NoGradGuard no_grad;
   CompiledModule m(load_model(sample("mobilenet_v2")), strict_cpp(), nullptr);
   auto in = inputs_for({"f32[1,3,224,224]"});
-  expect_same_output(m.call(in), m.call_eager(in));
+  expect_compiled_matches_eager(m, in);
   Totals t = totals(m);
   std::string steps = t.ir.substr(t.ir.find("steps:"));
   EXPECT_EQ(steps.find("batch_norm"), std::string::npos) << "batch norm was not folded";
@@ -137,7 +138,7 @@ TEST(CppBackend, BatchNormFoldsIntoConvolutionAndDepthwiseIsGenerated) {
   }
   // A different batch runs through the same kernels (batch is a kernel argument).
   auto batch2 = inputs_for({"f32[2,3,224,224]"});
-  expect_same_output(m.call(batch2), m.call_eager(batch2));
+  expect_compiled_matches_eager(m, batch2);
 }
 
 // A second compile of the same graph with the same cache reads the autotune decisions (and the
@@ -151,7 +152,7 @@ TEST(CppBackend, AutotuneDecisionsAreCachedWithTheKernels) {
   auto in = inputs_for({"f32[2,3,32,32]"});
   auto autotune_record = [&] {
     CompiledModule m(load_model(sample("cnn")), options, nullptr);
-    expect_same_output(m.call(in), m.call_eager(in));
+    expect_compiled_matches_eager(m, in);
     std::string ir = totals(m).ir;
     size_t at = ir.find("\nautotune (");
     return at == std::string::npos ? std::string() : ir.substr(at);
@@ -183,7 +184,7 @@ TEST(CppBackend, NonContiguousAndBroadcastInputsAreReadThroughStrides) {
   at::Tensor base = at::randn({3, 2, 32, 32}).permute({1, 0, 2, 3});  // channels-major storage
   ASSERT_FALSE(base.is_contiguous());
   std::vector<c10::IValue> in{base};
-  expect_same_output(m.call(in), m.call_eager(in));
+  expect_compiled_matches_eager(m, in);
 }
 
 // With grad mode on and parameters that require grad, the graph compiles as training graphs

@@ -17,6 +17,7 @@
 namespace tcprof {
 namespace {
 
+using testing::expect_compiled_matches_eager;
 using testing::expect_same_output;
 using testing::inputs_for;
 using testing::run_command;
@@ -64,11 +65,11 @@ TEST_P(ChainFormats, ConvChainsMatchEager) {
   CompiledModule m(load_model(sample("conv_chains")), strict_cpp(), nullptr);
   for (int64_t call = 0; call < 2; ++call) {
     auto in = inputs_for({"f32[2,3,33,33]"}, call);
-    expect_same_output(m.call(in), m.call_eager(in));
+    expect_compiled_matches_eager(m, in);
   }
   auto nan_in = inputs_for({"f32[2,3,33,33]"});
   nan_in[0].toTensor()[1][0][9][4] = std::numeric_limits<float>::quiet_NaN();
-  expect_same_output(m.call(nan_in), m.call_eager(nan_in));
+  expect_compiled_matches_eager(m, nan_in);
   unsetenv("TCPROF_CHAIN_FORMAT");
   const std::string chosen = std::string(GetParam()) == "any" ? "oneDNN's choice" : GetParam();
   if (onednn_layout_enabled()) {
@@ -170,17 +171,17 @@ TEST(LayoutPass, ConvChainsMatchEagerAtEveryPatternAndAnotherBatch) {
   CompiledModule m(load_model(sample("conv_chains")), strict_cpp(), nullptr);
   for (int64_t call = 0; call < 3; ++call) {
     auto in = inputs_for({"f32[2,3,33,33]"}, call);
-    expect_same_output(m.call(in), m.call_eager(in));
+    expect_compiled_matches_eager(m, in);
   }
   // NaN flows through the fused activations as LibTorch's own ops let it (relu6, gelu, ...).
   auto nan_in = inputs_for({"f32[2,3,33,33]"});
   nan_in[0].toTensor()[0][1][5][7] = std::numeric_limits<float>::quiet_NaN();
-  expect_same_output(m.call(nan_in), m.call_eager(nan_in));
+  expect_compiled_matches_eager(m, nan_in);
   // Another batch: a recompile, or (dynamic batch) each step sees other shapes than it was built
   // for and runs through LibTorch. Either way the answer is eager's.
   for (const char* spec : {"f32[3,3,33,33]", "f32[1,3,17,21]"}) {
     auto in = inputs_for({spec});
-    expect_same_output(m.call(in), m.call_eager(in));
+    expect_compiled_matches_eager(m, in);
   }
   if (!onednn_layout_enabled()) GTEST_SKIP() << "built without oneDNN's headers: the layout pass plans nothing";
   Layouts l = layouts(m);
@@ -210,7 +211,7 @@ TEST(LayoutPass, EfficientNetKeepsItsSqueezeAndExcitationInTheChain) {
   at::NoGradGuard no_grad;
   CompiledModule m(load_model(sample("efficientnet_b0")), strict_cpp(), nullptr);
   auto in = inputs_for({"f32[1,3,224,224]"});
-  expect_same_output(m.call(in), m.call_eager(in));
+  expect_compiled_matches_eager(m, in);
   if (!onednn_layout_enabled()) GTEST_SKIP() << "built without oneDNN's headers";
   Layouts l = layouts(m);
   EXPECT_EQ(l.total.convolutions, 81);
@@ -230,7 +231,7 @@ TEST(LayoutPass, MobileNetV2IsOneChainWithReordersOnlyAtItsEnds) {
   at::NoGradGuard no_grad;
   CompiledModule m(load_model(sample("mobilenet_v2")), strict_cpp(), nullptr);
   auto in = inputs_for({"f32[1,3,224,224]"});
-  expect_same_output(m.call(in), m.call_eager(in));
+  expect_compiled_matches_eager(m, in);
   if (!onednn_layout_enabled()) GTEST_SKIP() << "built without oneDNN's headers";
   Layouts l = layouts(m);
   EXPECT_EQ(l.total.convolutions, 52);
@@ -246,7 +247,7 @@ TEST(LayoutPass, ResNet18FusesEveryResidualAddIntoAConvolution) {
   at::NoGradGuard no_grad;
   CompiledModule m(load_model(sample("resnet18")), strict_cpp(), nullptr);
   auto in = inputs_for({"f32[1,3,224,224]"});
-  expect_same_output(m.call(in), m.call_eager(in));
+  expect_compiled_matches_eager(m, in);
   if (!onednn_layout_enabled()) GTEST_SKIP() << "built without oneDNN's headers";
   Layouts l = layouts(m);
   EXPECT_EQ(l.total.convolutions, 20);
@@ -267,7 +268,7 @@ TEST(LayoutPass, TheChainLayoutIsTimedOnceAndThenReadFromTheCache) {
   at::Tensor before = in[0].toTensor().clone();
   auto chain_line = [&] {
     CompiledModule m(load_model(sample("mobilenet_v2")), o, nullptr);
-    expect_same_output(m.call(in), m.call_eager(in));
+    expect_compiled_matches_eager(m, in);
     std::string ir = layouts(m).ir;
     size_t at = ir.find("chain layout (");
     return at == std::string::npos ? std::string() : ir.substr(at, ir.find('\n', at) - at);

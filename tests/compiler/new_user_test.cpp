@@ -117,6 +117,19 @@ TEST(NewUser, VerifyRunsAnIndependentCopyOfAModelWithState) {
   EXPECT_NE(r.output.find("outputs verified"), std::string::npos) << r.output;
 }
 
+// The call that compiles a graph returns what its capture computed, which is eager's own result:
+// --verify says how many calls checked compiled code, and when no call ran without compiling.
+TEST(NewUser, VerifySaysHowManyCallsCheckedCompiledCode) {
+  const std::string run = tcprof() + " run " + sample("cnn") + " -i 'f32[2,3,32,32]' --verify --db none";
+  auto three = run_command(run + " --iters 3 2>&1");
+  EXPECT_EQ(three.exit_code, 0) << three.output;
+  EXPECT_NE(three.output.find("outputs verified on 2 calls after compiling"), std::string::npos) << three.output;
+  auto one = run_command(run + " --iters 1 2>&1");
+  EXPECT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_EQ(one.output.find("after compiling"), std::string::npos) << one.output;
+  EXPECT_NE(one.output.find("but every call compiled a graph"), std::string::npos) << one.output;
+}
+
 // A layer norm over constant rows (x * 0 + y): eager's f32 mean is an ulp off and the
 // normalisation amplifies it to 3e-5, where tcprof's double row sums give the exact bias. --verify
 // reported that as tcprof's mismatch; an f32 difference is now judged against an f64 copy of the
