@@ -81,6 +81,7 @@ json explain_json(const CompiledModule& m, const ModelSession& s) {
       json layout = nullptr;
       if (r.layout) {
         layout = {{"convolutions", r.layout->convolutions}, {"post_ops", r.layout->post_ops},
+                  {"channel_ops", r.layout->channel_ops},
                   {"blocked_values", r.layout->blocked_values}, {"format", r.layout->format},
                   {"winograd", r.layout->winograd},
                   {"reorders", r.layout->reorders}};
@@ -151,13 +152,14 @@ std::string training_text(const TrainingReport& t) {
 // The layout pass's line: how many convolutions stay in oneDNN's blocked layout, and every place a
 // value still changes layout (the first few; --json has them all).
 std::string layout_text(const LayoutReport& l) {
-  std::string s = text::wrap("        layout: ", fmt::format("{} in oneDNN's {} layout · {} fused into them · {} passed "
-                                                         "between them without a reorder",
-                                                         text::plural(l.convolutions, "convolution", "convolutions"),
-                                                         l.format.empty() ? "plain" : l.format,
-                                                         text::plural(l.post_ops, "op", "ops"),
-                                                         text::plural(l.blocked_values, "value", "values")) +
-                                                 (l.winograd > 0 ? fmt::format(" · {} through Winograd", l.winograd) : ""));
+  std::string s = text::wrap(
+      "        layout: ",
+      fmt::format("{} in oneDNN's {} layout · {} fused into them", text::plural(l.convolutions, "convolution", "convolutions"),
+                  l.format.empty() ? "plain" : l.format, text::plural(l.post_ops, "op", "ops")) +
+          (l.channel_ops > 0 ? fmt::format(" · {} on their layout", text::plural(l.channel_ops, "cat or max pool", "cats and max pools"))
+                             : "") +
+          fmt::format(" · {} passed between them without a reorder", text::plural(l.blocked_values, "value", "values")) +
+          (l.winograd > 0 ? fmt::format(" · {} through Winograd", l.winograd) : ""));
   const size_t shown = 6;
   for (size_t i = 0; i < l.reorders.size() && i < shown; ++i) s += text::wrap("        reorder: ", l.reorders[i]);
   if (l.reorders.size() > shown) s += fmt::format("        and {} more reorders (--json lists them)\n", l.reorders.size() - shown);

@@ -52,7 +52,8 @@ struct TrainingReport {
 struct LayoutReport {
   int convolutions = 0;    // in oneDNN chains
   int post_ops = 0;        // residual adds and activations fused into them
-  int blocked_values = 0;  // values handed from one convolution to the next without a reorder
+  int channel_ops = 0;     // concatenations and max pools computed on the chains' buffers
+  int blocked_values = 0;  // values handed from one chain step to the next without a reorder
   int winograd = 0;        // convolutions computed with oneDNN's Winograd algorithm (ChainFormat)
   std::string format;      // the blocked layout the primitives chose, e.g. "nChw16c"
   std::vector<std::string> reorders;  // "%12 nchw -> nChw16c into d0_conv_relu (graph input)"

@@ -126,6 +126,14 @@ std::string program_ir(const CapturedGraph& g, const ScheduledProgram& s) {
                            value_layout_name(c.output_layout), p.output_format(), pooled);
         break;
       }
+      case Step::Kind::ChannelOp: {
+        const ChainChannelOp& k = s.program.channel_ops[static_cast<size_t>(step.index)];
+        std::vector<std::string> in;
+        for (int slot : k.input_slots) in.push_back(fmt::format("%{}", slot));
+        out += fmt::format("  chain {} [{}]: {} blocked -> %{} {}\n", k.name, g.ops[static_cast<size_t>(k.op)].name,
+                           fmt::join(in, ", "), k.output_slot, value_layout_name(k.output_layout));
+        break;
+      }
     }
   }
   out += "\nkernels:\n";
@@ -196,7 +204,13 @@ void summarize(const CapturedGraph& g, const ScheduledProgram& s, CompileReport&
     report.kernel_groups.push_back(fmt::format("{}: {}", c.name, fmt::join(ops, ", ")));
     ++report.extern_calls;  // a oneDNN call; its post-ops are not generated code either
   }
-  if (!s.program.onednn_convs.empty()) report.layout = layout_report(g, s.program.onednn_convs, s.onednn);
+  for (const auto& k : s.program.channel_ops) {
+    report.kernel_groups.push_back(fmt::format("{}: {}", k.name, g.ops[static_cast<size_t>(k.op)].name));
+    ++report.extern_calls;  // LibTorch over the chain's buffers, not generated code
+  }
+  if (!s.program.onednn_convs.empty()) {
+    report.layout = layout_report(g, s.program.onednn_convs, s.program.channel_ops, s.onednn);
+  }
   std::vector<bool> fallback(g.ops.size(), false);
   for (const auto& f : s.fallbacks) {
     fallback[static_cast<size_t>(f.op)] = true;

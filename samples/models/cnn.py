@@ -27,7 +27,10 @@ class ConvChains(nn.Module):
     main branch (ResNet), grouped and dilated convolutions, odd sizes with stride 2, each activation
     that fuses as a post-op, a squeeze-and-excitation block (EfficientNet's: pool, two 1x1
     convolutions, a per-channel scale before the projection; its squeeze width is not a multiple of
-    a block), and chain values that leave as graph outputs."""
+    a block), a fire module (SqueezeNet's: two convolutions concatenated, then a ceil-mode max pool
+    another convolution reads; a second cat whose first part is not a whole block, one part read
+    by both cats, a max pool with padding and the default stride), and chain values that leave as
+    graph outputs."""
 
     def __init__(self):
         super().__init__()
@@ -45,6 +48,10 @@ class ConvChains(nn.Module):
         self.squeeze = nn.Conv2d(48, 12, 1)
         self.excite = nn.Conv2d(12, 48, 1)
         self.project = nn.Conv2d(48, 24, 1)
+        self.expand1 = nn.Conv2d(24, 16, 1)
+        self.expand3 = nn.Conv2d(24, 16, 3, padding=1)
+        self.after_pool = nn.Conv2d(32, 16, 3, padding=1)
+        self.odd = nn.Conv2d(24, 12, 1)
 
     def forward(self, x):
         x = self.stem(x)
@@ -60,7 +67,12 @@ class ConvChains(nn.Module):
         p = torch.sigmoid(self.pw(d))
         h = torch.nn.functional.gelu(self.head2(p))
         t = torch.tanh(self.head(p) * 0.5)
-        return h, t, torch.nn.functional.adaptive_avg_pool2d(d, 1).flatten(1), e
+        f1 = torch.relu(self.expand1(p))
+        f = torch.cat([f1, torch.relu(self.expand3(p))], 1)
+        g = torch.relu(self.after_pool(torch.nn.functional.max_pool2d(f, 3, 2, ceil_mode=True)))
+        q = torch.nn.functional.max_pool2d(torch.cat([self.odd(p), f1], 1), 2, padding=1)
+        fire = torch.cat([g.flatten(1), q.flatten(1), f.amax(dim=(2, 3))], 1)  # f is read densely too
+        return h, t, torch.nn.functional.adaptive_avg_pool2d(d, 1).flatten(1), e, fire
 
 
 def build(outdir):

@@ -42,6 +42,7 @@ Layouts layouts(const CompiledModule& m) {
       if (!r.layout) continue;
       l.total.convolutions += r.layout->convolutions;
       l.total.post_ops += r.layout->post_ops;
+      l.total.channel_ops += r.layout->channel_ops;
       l.total.blocked_values += r.layout->blocked_values;
       l.total.winograd += r.layout->winograd;
       l.total.reorders.insert(l.total.reorders.end(), r.layout->reorders.begin(), r.layout->reorders.end());
@@ -198,6 +199,15 @@ TEST(LayoutPass, ConvChainsMatchEagerAtEveryPatternAndAnotherBatch) {
   // input, so the activation never leaves the chain for either.
   EXPECT_NE(l.ir.find("aten::relu6, aten::adaptive_avg_pool2d]"), std::string::npos) << l.ir;
   EXPECT_NE(l.ir.find("[aten::mul, aten::conv2d]"), std::string::npos) << l.ir;
+  // The fire module: both 4-D cats and both max pools run on the chain's buffers, in each graph
+  // that has it (the cat read densely too, the second pool's output leaving the chain).
+  const size_t pools = occurrences(l.ir, "= aten::max_pool2d(");  // two in each such graph, two 4-D cats too
+  EXPECT_GT(pools, 0u) << l.ir;
+  EXPECT_EQ(l.total.channel_ops, static_cast<int>(2 * pools)) << l.ir;
+  EXPECT_EQ(occurrences(l.ir, "[aten::cat]"), pools) << l.ir;
+  EXPECT_EQ(occurrences(l.ir, "[aten::max_pool2d]"), pools) << l.ir;
+  EXPECT_NE(l.ir.find("[aten::cat]: %39, %41 blocked -> %42 blocked+dense"), std::string::npos) << l.ir;
+  EXPECT_NE(l.ir.find("[aten::max_pool2d]: %47 blocked -> %48 dense"), std::string::npos) << l.ir;
   for (const auto& r : l.total.reorders) {
     EXPECT_EQ(r.find("for aten::adaptive_avg_pool2d"), std::string::npos) << r;
     if (r.find("mul_conv") != std::string::npos) EXPECT_EQ(r.find("from aten::mul"), std::string::npos) << r;
@@ -221,6 +231,23 @@ TEST(LayoutPass, EfficientNetKeepsItsSqueezeAndExcitationInTheChain) {
     EXPECT_EQ(r.find("for aten::adaptive_avg_pool2d"), std::string::npos) << r;
     EXPECT_EQ(r.find("from aten::mul"), std::string::npos) << r;
   }
+}
+
+// SqueezeNet's fire modules concatenate two convolutions' outputs, and max pools sit between them:
+// both run on the chain's buffers, so the only reorder left is the image going in (there were 27:
+// every expand convolution's output left the chain for the cat, and every cat and pool came back).
+TEST(LayoutPass, SqueezeNetConcatenatesAndPoolsOnTheChainsBuffers) {
+  at::NoGradGuard no_grad;
+  CompiledModule m(load_model(sample("squeezenet1_1")), strict_cpp(), nullptr);
+  auto in = inputs_for({"f32[2,3,224,224]"});
+  expect_compiled_matches_eager(m, in);
+  if (!onednn_layout_enabled()) GTEST_SKIP() << "built without oneDNN's headers";
+  Layouts l = layouts(m);
+  EXPECT_EQ(l.total.convolutions, 26);
+  EXPECT_EQ(l.total.channel_ops, 8 + 3) << l.ir;
+  EXPECT_EQ(occurrences(l.ir, "[aten::cat]"), 8u) << l.ir;
+  EXPECT_EQ(occurrences(l.ir, "[aten::max_pool2d]"), 3u) << l.ir;
+  EXPECT_LE(l.total.reorders.size(), 1u) << l.ir;
 }
 
 // MobileNetV2 is one chain: its 52 convolutions (17 depthwise) hand blocked values to each other,

@@ -185,7 +185,8 @@ class CppBackend : public Backend {
     if (!tuned.empty()) report.ir += tuned;
     if (!chain.empty()) {
       report.ir += chain;
-      report.layout = layout_report(runner->graph(), runner->program().program.onednn_convs, runner->program().onednn);
+      report.layout = layout_report(runner->graph(), runner->program().program.onednn_convs,
+                                    runner->program().program.channel_ops, runner->program().onednn);
     }
     std::shared_ptr<ProgramRunner> shared_runner = std::move(runner);
     return std::make_unique<ReportedGraph>(

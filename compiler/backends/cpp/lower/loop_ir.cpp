@@ -49,6 +49,14 @@ std::vector<int> step_ops(const OnednnConv& c) {
   return ops;
 }
 
+const char* channel_op_name(ChainChannelOp::Kind k) {
+  switch (k) {
+    case ChainChannelOp::Kind::Cat: return "cat";
+    case ChainChannelOp::Kind::MaxPool: return "max_pool";
+  }
+  return "?";
+}
+
 const char* value_layout_name(ValueLayout l) {
   switch (l) {
     case ValueLayout::Dense: return "dense";

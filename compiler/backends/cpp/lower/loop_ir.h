@@ -146,7 +146,7 @@ std::vector<int> covered_ops(const WindowKernel& k);
 
 // Where a value lives between steps (the layout pass, schedule/plan_onednn_layout.h). Dense is a
 // LibTorch tensor in NCHW; Blocked is oneDNN's blocked layout (nChw16c / nChw8c, chosen by the
-// convolution primitive for this CPU), read only by the next oneDNN convolution.
+// convolution primitive for this CPU), read only by chain steps (convolutions and channel ops).
 enum class ValueLayout : uint8_t { Dense, Blocked, Both };
 const char* value_layout_name(ValueLayout l);
 
@@ -182,10 +182,30 @@ struct OnednnConv {
 std::vector<int> step_ops(const OnednnConv& c);
 const char* activation_name(OnednnConv::Activation a);
 
+// A channel op on chain values, computed in their own layout so that they need not leave the
+// chain (SqueezeNet's fire modules concatenate two convolutions' outputs, and max pools sit between
+// them). Its inputs are values chain steps end with (a convolution's or another channel op's); its
+// output is a chain value whose layout comes from its readers, as a convolution's does.
+struct ChainChannelOp {
+  enum class Kind : uint8_t { Cat, MaxPool };
+  Kind kind = Kind::Cat;
+  std::string name;  // "c0_cat", "c1_max_pool"
+  int op = -1;       // captured-graph op
+  std::vector<int> input_slots;
+  std::vector<int64_t> input_channels;  // per input
+  int output_slot = -1;
+  ValueLayout output_layout = ValueLayout::Dense;  // what readers need
+  int64_t n = 0, c = 0, h = 0, w = 0, oh = 0, ow = 0;  // c: output channels
+  // MaxPool
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+  bool ceil_mode = false;
+};
+const char* channel_op_name(ChainChannelOp::Kind k);
+
 struct Step {
-  enum class Kind : uint8_t { Extern, Kernel, Window, Onednn } kind = Kind::Extern;
+  enum class Kind : uint8_t { Extern, Kernel, Window, Onednn, ChannelOp } kind = Kind::Extern;
   // Extern: captured op index; Kernel: kernel index; Window: window kernel index; Onednn: oneDNN
-  // convolution index
+  // convolution index; ChannelOp: chain channel op index
   int index = 0;
 };
 
@@ -194,6 +214,7 @@ struct LoopProgram {
   std::vector<Kernel> kernels;
   std::vector<WindowKernel> window_kernels;
   std::vector<OnednnConv> onednn_convs;
+  std::vector<ChainChannelOp> channel_ops;
   // Ops that stay LibTorch calls although they are not views or compute-bound externs.
   std::vector<std::string> fallback_ops;
 };

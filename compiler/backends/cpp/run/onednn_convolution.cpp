@@ -77,38 +77,6 @@ std::pair<float, float> eltwise_params(const OnednnConv& c) {
   }
 }
 
-// oneDNN's name of a layout, "aBcd16b" (dims by decreasing stride, blocked ones capital, then the
-// inner blocks), shown as PyTorch's names: nchw, nhwc, nChw16c.
-std::string format_of(const memory::desc& md) {
-#if DNNL_VERSION_MAJOR >= 3
-  if (md.get_format_kind() != memory::format_kind::blocked) return "opaque";
-  const int ndims = md.get_ndims();
-  Dims strides = md.get_strides(), blks = md.get_inner_blks(), idxs = md.get_inner_idxs();
-  const int nblks = md.get_inner_nblks();
-#else
-  if (md.data.format_kind != dnnl_blocked) return "opaque";
-  const int ndims = md.data.ndims;
-  const auto& b = md.data.format_desc.blocking;
-  Dims strides(b.strides, b.strides + ndims), blks(b.inner_blks, b.inner_blks + b.inner_nblks),
-      idxs(b.inner_idxs, b.inner_idxs + b.inner_nblks);
-  const int nblks = b.inner_nblks;
-#endif
-  std::vector<int> order(static_cast<size_t>(ndims));
-  for (int d = 0; d < ndims; ++d) order[static_cast<size_t>(d)] = d;
-  std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return strides[static_cast<size_t>(x)] > strides[static_cast<size_t>(y)]; });
-  std::string tag;
-  for (int d : order) {
-    bool blocked = false;
-    for (int k = 0; k < nblks; ++k) blocked = blocked || idxs[static_cast<size_t>(k)] == d;
-    tag += static_cast<char>((blocked ? 'A' : 'a') + d);
-  }
-  for (int k = 0; k < nblks; ++k) tag += std::to_string(blks[static_cast<size_t>(k)]) + static_cast<char>('a' + idxs[static_cast<size_t>(k)]);
-  if (tag == "abcd") return "nchw";
-  if (tag == "acdb") return "nhwc";
-  if (nblks == 1 && tag.compare(0, 4, "aBcd") == 0 && tag.back() == 'b') return "nChw" + tag.substr(4, tag.size() - 5) + "c";
-  return tag;
-}
-
 // oneDNN's relu and clip return 0 (or the lower bound) for NaN, where LibTorch's return NaN: those
 // two run after the primitive as LibTorch's own clamp over the output buffer, so a NaN in the
 // model's input still reaches its output as in eager. The other activations propagate NaN in
@@ -116,10 +84,6 @@ std::string format_of(const memory::desc& md) {
 // and ResNet18 against fusing relu/clip as post-ops.
 bool clamps_after(const OnednnConv& c) {
   return c.activation == OnednnConv::Activation::Relu || c.activation == OnednnConv::Activation::Clip;
-}
-
-at::Tensor buffer_for(const memory::desc& md) {
-  return at::empty({static_cast<int64_t>(md.get_size())}, at::TensorOptions().dtype(at::kByte));
 }
 
 // Winograd only for outputs of 14x14 or more (see the constructor).
@@ -132,27 +96,6 @@ bool within_winograd_range(const at::Tensor& values) {
   auto [lo, hi] = at::aminmax(values);
   const float l = lo.item<float>(), h = hi.item<float>();
   return l > -1e30f && h < 1e30f;  // false for NaN
-}
-
-// A buffer in layout `md` as a tensor over its memory, without a copy: [n, c, h, w] for nchw and
-// nhwc (strided), [n, c/B, h, w, B] for nChwBc (channels padded up to a multiple of B, padding
-// zero); undefined for any other layout. `block` is B, or 0 for the 4-D views.
-struct ChannelView {
-  at::Tensor values;
-  int64_t block = 0;
-};
-ChannelView channel_view(const memory::desc& md, void* ptr, int64_t n, int64_t c, int64_t h, int64_t w) {
-  const std::string f = format_of(md);
-  const auto opts = at::TensorOptions().dtype(at::kFloat);
-  if (f == "nchw") return {at::from_blob(ptr, {n, c, h, w}, opts), 0};
-  if (f == "nhwc") return {at::from_blob(ptr, {n, c, h, w}, {h * w * c, 1, w * c, c}, opts), 0};
-  if (f.size() > 5 && f.compare(0, 4, "nChw") == 0 && f.back() == 'c') {
-    const int64_t block = std::stoll(f.substr(4, f.size() - 5));
-    const int64_t blocks = (c + block - 1) / block;
-    if (block <= 0 || static_cast<int64_t>(md.get_size()) != n * blocks * h * w * block * 4) return {};
-    return {at::from_blob(ptr, {n, blocks, h, w, block}, opts), block};
-  }
-  return {};
 }
 
 // A per-channel [n, c, 1, 1] value shaped to broadcast over `view` (zero on padded channels).
@@ -176,6 +119,7 @@ struct OnednnConvolution::Impl {
   dnnl::convolution_forward::primitive_desc pd;
   dnnl::convolution_forward primitive;
   memory::desc dense_src, dense_dst;  // NCHW
+  std::shared_ptr<const BlockedLayout> output_layout;  // pd.dst_desc(), for the values it makes
   at::Tensor weight;                  // in pd.weights_desc()
   std::optional<at::Tensor> bias;
   bool failed = false;  // an execution failed: LibTorch runs this step from then on
@@ -300,6 +244,7 @@ OnednnConvolution::OnednnConvolution(const OnednnConv& c, const at::Tensor& weig
     impl_->primitive = dnnl::convolution_forward(impl_->pd);
     impl_->dense_src = memory::desc(src, dt::f32, tag::nchw);
     impl_->dense_dst = memory::desc(dst, dt::f32, tag::nchw);
+    impl_->output_layout = std::make_shared<const BlockedLayout>(BlockedLayout{impl_->pd.dst_desc()});
     // The weight, once, into the layout the primitive computes with.
     impl_->weight = impl_->prepack_weight(impl_->pd, w);
     if (bias) impl_->bias = bias->contiguous();
@@ -323,9 +268,9 @@ bool OnednnConvolution::run(const BlockedValue* input_blocked, const at::Tensor*
     return t && t->defined() && t->scalar_type() == at::kFloat && t->device().is_cpu() && t->dim() == 4 &&
            t->size(0) == n && t->size(1) == ch && t->size(2) == h && t->size(3) == w && t->is_contiguous();
   };
-  const bool in_blocked = input_blocked && input_blocked->buffer.defined() && input_blocked->producer;
+  const bool in_blocked = input_blocked && input_blocked->buffer.defined() && input_blocked->layout;
   if (!in_blocked && !dense_fits(input_dense, c.n, c.c, c.h, c.w)) return false;
-  const bool res_blocked = residual_blocked && residual_blocked->buffer.defined() && residual_blocked->producer;
+  const bool res_blocked = residual_blocked && residual_blocked->buffer.defined() && residual_blocked->layout;
   if (c.residual_slot >= 0 && !res_blocked && !dense_fits(residual_dense, c.n, c.oc, c.oh, c.ow)) return false;
   const bool operands_dense = !in_blocked && !res_blocked;
   if (m.failed && operands_dense) return false;
@@ -339,7 +284,7 @@ bool OnednnConvolution::run(const BlockedValue* input_blocked, const at::Tensor*
   // Source: used where it is when its layout is the one the primitive wants.
   at::Tensor src_tmp;
   void* src = nullptr;
-  const memory::desc& from = in_blocked ? input_blocked->producer->impl_->pd.dst_desc() : m.dense_src;
+  const memory::desc& from = in_blocked ? input_blocked->layout->md : m.dense_src;
   void* from_ptr = in_blocked ? input_blocked->buffer.data_ptr() : input_dense->data_ptr();
   if (from == src_md) {
     src = from_ptr;
@@ -368,7 +313,7 @@ bool OnednnConvolution::run(const BlockedValue* input_blocked, const at::Tensor*
   // Destination: the residual first (sum post-op), written over when this step may.
   at::Tensor out;
   if (c.residual_slot >= 0) {
-    const memory::desc& rfrom = res_blocked ? residual_blocked->producer->impl_->pd.dst_desc() : m.dense_dst;
+    const memory::desc& rfrom = res_blocked ? residual_blocked->layout->md : m.dense_dst;
     void* rptr = res_blocked ? residual_blocked->buffer.data_ptr() : residual_dense->data_ptr();
     // Only when nothing else shares the storage (a dense view of the same buffer, say).
     if (res_blocked && residual_owned && rfrom == dst_md && residual_blocked->buffer.storage().use_count() == 1) {
@@ -434,7 +379,7 @@ bool OnednnConvolution::run(const BlockedValue* input_blocked, const at::Tensor*
       *pooled = plain.mean({2, 3}, /*keepdim=*/true).contiguous();
     }
   }
-  if (blocked) *blocked = {std::move(out), this};
+  if (blocked) *blocked = {std::move(out), m.output_layout};
   return true;
 }
 

@@ -20,11 +20,12 @@ bool onednn_layout_enabled();
 // "2.6.3" (the library loaded), or "" without oneDNN: part of the autotune cache key.
 std::string onednn_version();
 
-// A value in a blocked layout: a byte buffer and the convolution whose output layout it is in.
-class OnednnConvolution;
+// A chain value in its chain's layout: a byte buffer and the layout it is in (oneDNN's memory
+// descriptor, defined in run/onednn_support.h: only the oneDNN files read it).
+struct BlockedLayout;
 struct BlockedValue {
   at::Tensor buffer;
-  const OnednnConvolution* producer = nullptr;
+  std::shared_ptr<const BlockedLayout> layout;
 };
 
 // The activation layout a chain's primitives are built for. oneDNN picks per primitive (Any), which
@@ -51,7 +52,7 @@ class OnednnConvolution {
   OnednnConvolution(const OnednnConvolution&) = delete;
   OnednnConvolution& operator=(const OnednnConvolution&) = delete;
 
-  // Runs the step. The input and the residual each come blocked (from their producer) or dense
+  // Runs the step. The input and the residual each come blocked (from a chain step) or dense
   // (NCHW, contiguous, the compiled shape); `residual_owned` allows writing the output over the
   // residual's buffer. Fills `blocked` and/or `dense` as the step's output layout asks. Returns
   // false when a dense operand does not have the compiled shape, or when oneDNN failed to run it

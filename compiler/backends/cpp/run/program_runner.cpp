@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <stdexcept>
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "compiler/backends/backend.h"
 #include "compiler/backends/cpp/passes/graph_passes.h"
 #include "compiler/backends/cpp/run/autotune_race.h"
+#include "compiler/backends/cpp/run/onednn_channel_ops.h"
 #include "compiler/backends/cpp/run/linear_gemm.h"
 #include "compiler/backends/cpp/run/mkl_packed_linear.h"
 #include "compiler/frontend/guards.h"
@@ -94,6 +96,10 @@ ProgramRunner::ProgramRunner(CapturedGraph graph, ScheduledProgram program, std:
           step_keys_.push_back(profiler_->key(graph_.step_prefix + program_.program.onednn_convs[static_cast<size_t>(step.index)].name,
                                              "extern"));
           break;
+        case Step::Kind::ChannelOp:
+          step_keys_.push_back(profiler_->key(graph_.step_prefix + program_.program.channel_ops[static_cast<size_t>(step.index)].name,
+                                             "extern"));
+          break;
       }
     }
   }
@@ -127,6 +133,7 @@ void ProgramRunner::plan_releases() {
       case Step::Kind::Onednn:
         for (int op : step_ops(program_.program.onednn_convs[static_cast<size_t>(step.index)])) touch_op(op, s);
         break;
+      case Step::Kind::ChannelOp: touch_op(program_.program.channel_ops[static_cast<size_t>(step.index)].op, s); break;
     }
   }
   for (int slot : graph_.outputs) last[static_cast<size_t>(slot)] = SIZE_MAX;
@@ -434,7 +441,12 @@ bool ProgramRunner::run_onednn(size_t index, std::vector<c10::IValue>& slots, st
   BlockedValue* res = held(c.residual_slot, c.residual_layout);
   const at::Tensor* res_dense = c.residual_slot >= 0 && !res ? dense(c.residual_slot) : nullptr;
   const at::Tensor* scale = c.scale_slot >= 0 ? dense(c.scale_slot) : nullptr;
-  if (c.scale_slot >= 0 && !scale) return false;
+  if (c.scale_slot >= 0 && !scale) {
+    // A scale is always kept dense; without it LibTorch could not run the step either when the
+    // input is held blocked only.
+    if (in || res) throw std::runtime_error(fmt::format("{}: the input's per-channel scale %{} is missing", c.name, c.scale_slot));
+    return false;
+  }
   BlockedValue out_blocked;
   at::Tensor out_dense, pooled;
   const bool want_blocked = c.output_layout != ValueLayout::Dense, want_dense = c.output_layout != ValueLayout::Blocked;
@@ -446,6 +458,27 @@ bool ProgramRunner::run_onednn(size_t index, std::vector<c10::IValue>& slots, st
   if (want_blocked) blocked[static_cast<size_t>(c.output_slot)] = std::move(out_blocked);
   if (want_dense) slots[static_cast<size_t>(c.output_slot)] = std::move(out_dense);
   if (c.pooled_slot >= 0) slots[static_cast<size_t>(c.pooled_slot)] = std::move(pooled);
+  return true;
+}
+
+bool ProgramRunner::run_channel_op(size_t index, std::vector<c10::IValue>& slots, std::vector<BlockedValue>& blocked) {
+  const ChainChannelOp& k = program_.program.channel_ops[index];
+  std::vector<const BlockedValue*> in_blocked;
+  std::vector<const at::Tensor*> in_dense;
+  for (int slot : k.input_slots) {
+    const BlockedValue& b = blocked[static_cast<size_t>(slot)];
+    const c10::IValue& v = slots[static_cast<size_t>(slot)];
+    in_blocked.push_back(b.buffer.defined() ? &b : nullptr);
+    in_dense.push_back(v.isTensor() ? &v.toTensor() : nullptr);
+  }
+  BlockedValue out_blocked;
+  at::Tensor out_dense;
+  const bool want_blocked = k.output_layout != ValueLayout::Dense, want_dense = k.output_layout != ValueLayout::Blocked;
+  if (!tcprof::run_channel_op(k, in_blocked, in_dense, want_blocked ? &out_blocked : nullptr, want_dense ? &out_dense : nullptr)) {
+    return false;
+  }
+  if (want_blocked) blocked[static_cast<size_t>(k.output_slot)] = std::move(out_blocked);
+  if (want_dense) slots[static_cast<size_t>(k.output_slot)] = std::move(out_dense);
   return true;
 }
 
@@ -659,6 +692,10 @@ std::string ProgramRunner::chain_signature() const {
                        static_cast<int>(c.output_layout), activation_name(c.activation), c.residual_in_place,
                        c.scale_slot >= 0, c.pooled_slot >= 0);
   }
+  for (const ChainChannelOp& k : program_.program.channel_ops) {
+    out += fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {} {}\n", k.name, fmt::join(k.input_channels, ","), k.n, k.c, k.h,
+                       k.w, k.oh, k.ow, k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, static_cast<int>(k.output_layout));
+  }
   return out;
 }
 
@@ -698,6 +735,13 @@ std::vector<c10::IValue> ProgramRunner::run(const std::vector<c10::IValue>& inpu
           for (int op : step_ops(program_.program.onednn_convs[static_cast<size_t>(step.index)])) {
             run_extern(op, slots, bindings);
           }
+        }
+        break;
+      case Step::Kind::ChannelOp:
+        if (!run_channel_op(static_cast<size_t>(step.index), slots, blocked)) {
+          // A dense input without the compiled shape: LibTorch's op, read densely.
+          ++layout_fallbacks_;
+          run_extern(program_.program.channel_ops[static_cast<size_t>(step.index)].op, slots, bindings);
         }
         break;
     }

@@ -70,6 +70,7 @@ class ProgramRunner {
   bool run_scaled_dot_product_attention(size_t k, std::vector<c10::IValue>& slots);
   at::Tensor launch_attention(size_t k, const at::Tensor& q, const at::Tensor& kt, const at::Tensor& v);
   bool run_onednn(size_t k, std::vector<c10::IValue>& slots, std::vector<BlockedValue>& blocked);
+  bool run_channel_op(size_t k, std::vector<c10::IValue>& slots, std::vector<BlockedValue>& blocked);
   void plan_releases();
   void build_chain(ChainFormat format);
 

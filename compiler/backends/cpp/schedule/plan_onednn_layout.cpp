@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "compiler/backends/cpp/passes/graph_passes.h"
+#include "compiler/backends/cpp/run/onednn_channel_ops.h"
 #include "compiler/backends/cpp/run/onednn_convolution.h"
 #include "core/log.h"
 
@@ -25,13 +26,16 @@ class LayoutPlanner {
     }
     outputs_.insert(g.outputs.begin(), g.outputs.end());
     plan_.step_of_op.assign(g.ops.size(), -1);
+    plan_.channel_op_of_op.assign(g.ops.size(), -1);
     final_of_.assign(static_cast<size_t>(g.num_slots), -1);
+    chain_end_.assign(static_cast<size_t>(g.num_slots), false);
+    for (const auto& op : g.ops) graph_writes_ = graph_writes_ || !is_pure_op(op.name);
   }
 
   OnednnLayoutPlan run() {
     for (size_t i = 0; i < g_.ops.size(); ++i) {
       int op = static_cast<int>(i);
-      if (!try_conv(op) && !try_residual_add(op) && !try_activation(op)) try_pool(op);
+      if (!try_conv(op) && !try_residual_add(op) && !try_activation(op) && !try_pool(op)) try_channel_op(op);
     }
     assign_layouts();
     return std::move(plan_);
@@ -62,8 +66,10 @@ class LayoutPlanner {
     OnednnConv& conv = plan_.convs[static_cast<size_t>(c)];
     conv.post_ops.push_back(op);
     final_of_[static_cast<size_t>(conv.output_slot)] = -1;
+    chain_end_[static_cast<size_t>(conv.output_slot)] = false;
     conv.output_slot = g_.ops[static_cast<size_t>(op)].outputs[0];
     final_of_[static_cast<size_t>(conv.output_slot)] = c;
+    chain_end_[static_cast<size_t>(conv.output_slot)] = true;
     plan_.step_of_op[static_cast<size_t>(op)] = c;
   }
 
@@ -123,6 +129,7 @@ class LayoutPlanner {
     plan_.step_of_op[static_cast<size_t>(plan_.convs.back().op)] = index;
     if (plan_.convs.back().scale_op >= 0) plan_.step_of_op[static_cast<size_t>(plan_.convs.back().scale_op)] = index;
     final_of_[static_cast<size_t>(plan_.convs.back().output_slot)] = index;
+    chain_end_[static_cast<size_t>(plan_.convs.back().output_slot)] = true;
     return true;
   }
 
@@ -214,6 +221,65 @@ class LayoutPlanner {
     return true;
   }
 
+  // cat([a, b, ...], 1) of chain values, or max_pool2d of one: a channel op on the chain's buffers
+  // (run/onednn_channel_ops.h), whose output is a chain value in turn. Not in a graph with an op
+  // that writes: a value kept blocked must not change after it is made.
+  bool try_channel_op(int j) {
+    const GraphOp& op = g_.ops[static_cast<size_t>(j)];
+    if (graph_writes_ || op.outputs.size() != 1 || op.args.empty()) return false;
+    const at::Tensor* out = example(op.outputs[0]);
+    if (!plain_float4d(out)) return false;
+    ChainChannelOp k;
+    k.op = j;
+    k.output_slot = op.outputs[0];
+    k.n = out->size(0), k.c = out->size(1), k.oh = out->size(2), k.ow = out->size(3);
+    auto take_input = [&](const Arg& a) {
+      if (a.kind != Arg::Kind::Slot || !chain_end_[static_cast<size_t>(a.slot)]) return false;
+      const at::Tensor* x = example(a.slot);
+      if (!plain_float4d(x) || x->size(0) != k.n) return false;
+      if (!k.input_slots.empty() && (x->size(2) != k.h || x->size(3) != k.w)) return false;
+      k.h = x->size(2), k.w = x->size(3);
+      k.input_slots.push_back(a.slot);
+      k.input_channels.push_back(x->size(1));
+      return true;
+    };
+    if (op.name == "aten::cat") {
+      if (op.args.size() != 2 || op.args[0].kind != Arg::Kind::List || op.args[0].items.empty()) return false;
+      if (op.args[1].kind != Arg::Kind::Constant || !op.args[1].constant.isInt()) return false;
+      const int64_t dim = op.args[1].constant.toInt();
+      if (dim != 1 && dim != -3) return false;
+      for (const Arg& item : op.args[0].items) {
+        if (!take_input(item)) return false;
+      }
+      int64_t channels = 0;
+      for (int64_t c : k.input_channels) channels += c;
+      if (channels != k.c || k.h != k.oh || k.w != k.ow) return false;
+      k.kind = ChainChannelOp::Kind::Cat;
+    } else if (op.name == "aten::max_pool2d") {
+      if (op.args.size() != 6 || !take_input(op.args[0]) || k.input_channels[0] != k.c) return false;
+      for (size_t a = 1; a < 6; ++a) {
+        if (op.args[a].kind != Arg::Kind::Constant) return false;
+      }
+      if (!int_pair(op, 1, &k.kh, &k.kw) || !int_pair(op, 3, &k.ph, &k.pw) || !int_pair(op, 4, &k.dh, &k.dw)) return false;
+      c10::IValue stride = ctx_.arg(op, 2);
+      if (stride.isIntList() && stride.toIntVector().empty()) {
+        k.sh = k.kh, k.sw = k.kw;  // PyTorch's default: the kernel size
+      } else if (!int_pair(op, 2, &k.sh, &k.sw)) {
+        return false;
+      }
+      if (!ctx_.arg(op, 5).isBool()) return false;
+      k.ceil_mode = ctx_.arg(op, 5).toBool();
+      k.kind = ChainChannelOp::Kind::MaxPool;
+    } else {
+      return false;
+    }
+    k.name = fmt::format("c{}_{}", plan_.channel_ops.size(), channel_op_name(k.kind));
+    plan_.channel_op_of_op[static_cast<size_t>(j)] = static_cast<int>(plan_.channel_ops.size());
+    plan_.channel_ops.push_back(std::move(k));
+    chain_end_[static_cast<size_t>(op.outputs[0])] = true;
+    return true;
+  }
+
   bool nothing_impure_between(int from, int to) const {
     for (int k = from + 1; k < to; ++k) {
       if (!is_pure_op(g_.ops[static_cast<size_t>(k)].name)) return false;
@@ -259,10 +325,12 @@ class LayoutPlanner {
   // Each step's input, residual and output layout from who produces and who reads each value; then
   // the primitives with their post-ops, and whether a step may write over its residual.
   void assign_layouts() {
-    std::vector<int> conv_ending_at(static_cast<size_t>(g_.num_slots), -1);
-    for (size_t c = 0; c < plan_.convs.size(); ++c) conv_ending_at[static_cast<size_t>(plan_.convs[c].output_slot)] = static_cast<int>(c);
     std::vector<bool> read_blocked(static_cast<size_t>(g_.num_slots), false), read_dense(static_cast<size_t>(g_.num_slots), false);
     for (size_t i = 0; i < g_.ops.size(); ++i) {
+      if (plan_.channel_op_of_op[i] >= 0) {
+        for (int s : slots_read(g_.ops[i])) read_blocked[static_cast<size_t>(s)] = true;  // chain values, as they are
+        continue;
+      }
       int c = plan_.step_of_op[i];
       for (int s : slots_read(g_.ops[i])) {
         if (c >= 0) {
@@ -276,7 +344,7 @@ class LayoutPlanner {
             if (s == g_.ops[static_cast<size_t>(p)].outputs[0]) inside = true;
           }
           if (inside) continue;
-          if (conv_ending_at[static_cast<size_t>(s)] >= 0) continue;  // a hand-off between convolutions
+          if (chain_end_[static_cast<size_t>(s)]) continue;  // a hand-off between chain steps
         }
         read_dense[static_cast<size_t>(s)] = true;
       }
@@ -286,10 +354,8 @@ class LayoutPlanner {
     // view of it) would update the dense form only. In a graph with any op that writes, a value
     // with dense readers is handed to the next convolution dense as well (fuzz case
     // 157418840943025: add_ on a convolution output another convolution then read).
-    bool graph_writes = false;
-    for (const auto& op : g_.ops) graph_writes = graph_writes || !is_pure_op(op.name);
     auto hand_off_blocked = [&](int slot) {
-      return conv_ending_at[static_cast<size_t>(slot)] >= 0 && !(graph_writes && read_dense[static_cast<size_t>(slot)]);
+      return chain_end_[static_cast<size_t>(slot)] && !(graph_writes_ && read_dense[static_cast<size_t>(slot)]);
     };
     for (auto& c : plan_.convs) {
       if (hand_off_blocked(c.input_slot)) {
@@ -306,11 +372,15 @@ class LayoutPlanner {
         read_dense[static_cast<size_t>(c.residual_slot)] = true;
       }
     }
+    // A value nothing reads densely stays blocked, also when only its own step reads it (a pool).
+    auto layout_of = [&](int slot) {
+      const size_t s = static_cast<size_t>(slot);
+      return !read_dense[s] ? ValueLayout::Blocked : read_blocked[s] ? ValueLayout::Both : ValueLayout::Dense;
+    };
+    for (auto& k : plan_.channel_ops) k.output_layout = layout_of(k.output_slot);
+    for (auto& c : plan_.convs) c.output_layout = layout_of(c.output_slot);
     for (size_t c = 0; c < plan_.convs.size(); ++c) {
       OnednnConv& conv = plan_.convs[c];
-      size_t s = static_cast<size_t>(conv.output_slot);
-      // A value nothing reads densely stays blocked, also when only its own step reads it (a pool).
-      conv.output_layout = !read_dense[s] ? ValueLayout::Blocked : read_blocked[s] ? ValueLayout::Both : ValueLayout::Dense;
       if (conv.residual_slot >= 0 && conv.residual_layout == ValueLayout::Blocked) conv.residual_in_place = last_reader_is(conv);
       const char* act = activation_name(conv.activation);
       conv.name = fmt::format("d{}_{}conv{}{}{}{}", c, conv.scale_op >= 0 ? "mul_" : "", conv.residual_slot >= 0 ? "_add" : "",
@@ -340,6 +410,8 @@ class LayoutPlanner {
   std::vector<int> producer_;
   std::set<int> outputs_;
   std::vector<int> final_of_;  // slot -> conv whose step currently ends with it
+  std::vector<bool> chain_end_;  // slot -> a chain step (convolution or channel op) ends with it
+  bool graph_writes_ = false;    // an op of the graph writes a value in place
   OnednnLayoutPlan plan_;
 };
 
@@ -349,6 +421,7 @@ OnednnLayoutPlan plan_onednn_layout(const CapturedGraph& graph, const LowerConte
   if (!onednn_layout_enabled()) {
     OnednnLayoutPlan none;
     none.step_of_op.assign(graph.ops.size(), -1);
+    none.channel_op_of_op.assign(graph.ops.size(), -1);
     return none;
   }
   try {
@@ -358,16 +431,22 @@ OnednnLayoutPlan plan_onednn_layout(const CapturedGraph& graph, const LowerConte
     log(LogChannel::Fusion, "layout pass: convolutions stay LibTorch calls: {}", e.what());
     OnednnLayoutPlan none;
     none.step_of_op.assign(graph.ops.size(), -1);
+    none.channel_op_of_op.assign(graph.ops.size(), -1);
     return none;
   }
 }
 
 LayoutReport layout_report(const CapturedGraph& g, const std::vector<OnednnConv>& convs,
+                           const std::vector<ChainChannelOp>& channel_ops,
                            const std::vector<std::shared_ptr<OnednnConvolution>>& primitives) {
   LayoutReport r;
-  std::vector<int> conv_ending_at(static_cast<size_t>(g.num_slots), -1);
+  const size_t slots = static_cast<size_t>(g.num_slots);
+  std::vector<int> conv_ending_at(slots, -1), channel_op_ending_at(slots, -1);
   for (size_t c = 0; c < convs.size(); ++c) conv_ending_at[static_cast<size_t>(convs[c].output_slot)] = static_cast<int>(c);
-  std::vector<std::vector<int>> readers(static_cast<size_t>(g.num_slots));
+  for (size_t k = 0; k < channel_ops.size(); ++k) {
+    channel_op_ending_at[static_cast<size_t>(channel_ops[k].output_slot)] = static_cast<int>(k);
+  }
+  std::vector<std::vector<int>> readers(slots);
   for (size_t i = 0; i < g.ops.size(); ++i) {
     for (int s : slots_read(g.ops[i])) readers[static_cast<size_t>(s)].push_back(static_cast<int>(i));
   }
@@ -375,6 +454,26 @@ LayoutReport layout_report(const CapturedGraph& g, const std::vector<OnednnConv>
     const GraphOp& o = g.ops[static_cast<size_t>(op)];
     return o.loc.known() ? fmt::format("{} at {}:{}", o.name, o.loc.file, o.loc.line) : o.name;
   };
+  // The layout each chain value is in, and the step that makes it; channel ops come in graph
+  // order, after the steps that make their inputs.
+  std::vector<std::string> channel_format(channel_ops.size());
+  auto value_format = [&](int slot) -> std::string {
+    const int c = conv_ending_at[static_cast<size_t>(slot)];
+    if (c >= 0) return primitives[static_cast<size_t>(c)]->output_format();
+    const int k = channel_op_ending_at[static_cast<size_t>(slot)];
+    return k >= 0 ? channel_format[static_cast<size_t>(k)] : std::string("nchw");
+  };
+  auto maker = [&](int slot) -> std::string {
+    const int c = conv_ending_at[static_cast<size_t>(slot)];
+    if (c >= 0) return convs[static_cast<size_t>(c)].name;
+    const int k = channel_op_ending_at[static_cast<size_t>(slot)];
+    return k >= 0 ? channel_ops[static_cast<size_t>(k)].name : std::string("?");
+  };
+  for (size_t k = 0; k < channel_ops.size(); ++k) {
+    std::vector<std::string> formats;
+    for (int s : channel_ops[k].input_slots) formats.push_back(value_format(s));
+    channel_format[k] = channel_op_format(channel_ops[k], formats);
+  }
   // A value's first reader outside the chains, for "leaves for ...".
   auto dense_reader = [&](int slot) -> std::string {
     for (int op : readers[static_cast<size_t>(slot)]) {
@@ -384,6 +483,7 @@ LayoutReport layout_report(const CapturedGraph& g, const std::vector<OnednnConv>
         const std::vector<int> ops = step_ops(c);
         in_chain = in_chain || std::find(ops.begin(), ops.end(), op) != ops.end();
       }
+      for (const auto& k : channel_ops) in_chain = in_chain || k.op == op;
       if (!in_chain) return where(op);
     }
     return "graph output";
@@ -396,6 +496,11 @@ LayoutReport layout_report(const CapturedGraph& g, const std::vector<OnednnConv>
     }
     return std::string("graph input");
   };
+  auto leaving = [&](int slot, ValueLayout layout, const std::string& format, const std::string& name) {
+    if (layout != ValueLayout::Blocked && format != "nchw") {
+      r.reorders.push_back(fmt::format("%{} {} -> nchw out of {} (for {})", slot, format, name, dense_reader(slot)));
+    }
+  };
   for (size_t c = 0; c < convs.size(); ++c) {
     const OnednnConv& conv = convs[c];
     const OnednnConvolution& p = *primitives[c];
@@ -405,20 +510,26 @@ LayoutReport layout_report(const CapturedGraph& g, const std::vector<OnednnConv>
     if (r.format.empty() && p.output_format() != "nchw") r.format = p.output_format();
     auto entering = [&](int slot, ValueLayout layout, const std::string& want, const char* role) {
       if (layout == ValueLayout::Blocked) {
-        const OnednnConvolution& producer = *primitives[static_cast<size_t>(conv_ending_at[static_cast<size_t>(slot)])];
-        if (producer.output_format() == want) ++r.blocked_values;
-        else r.reorders.push_back(fmt::format("%{} {} -> {} into {} ({}, from {})", slot, producer.output_format(), want,
-                                              conv.name, role, producer.conv().name));
+        const std::string have = value_format(slot);
+        if (have == want) ++r.blocked_values;
+        else r.reorders.push_back(fmt::format("%{} {} -> {} into {} ({}, from {})", slot, have, want, conv.name, role, maker(slot)));
       } else if (want != "nchw") {
         r.reorders.push_back(fmt::format("%{} nchw -> {} into {} ({}, from {})", slot, want, conv.name, role, from_where(slot)));
       }
     };
     entering(conv.input_slot, conv.input_layout, p.input_format(), "input");
     if (conv.residual_slot >= 0) entering(conv.residual_slot, conv.residual_layout, p.output_format(), "residual");
-    if (conv.output_layout != ValueLayout::Blocked && p.output_format() != "nchw") {
-      r.reorders.push_back(fmt::format("%{} {} -> nchw out of {} (for {})", conv.output_slot, p.output_format(), conv.name,
-                                       dense_reader(conv.output_slot)));
+    leaving(conv.output_slot, conv.output_layout, p.output_format(), conv.name);
+  }
+  for (size_t k = 0; k < channel_ops.size(); ++k) {
+    const ChainChannelOp& op = channel_ops[k];
+    ++r.channel_ops;
+    for (int s : op.input_slots) {
+      const std::string have = value_format(s);
+      if (have == channel_format[k]) ++r.blocked_values;
+      else r.reorders.push_back(fmt::format("%{} {} -> nchw into {} (input, from {})", s, have, op.name, maker(s)));
     }
+    leaving(op.output_slot, op.output_layout, channel_format[k], op.name);
   }
   return r;
 }

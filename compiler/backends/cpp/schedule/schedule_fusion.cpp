@@ -61,6 +61,7 @@ class Scheduler {
       attention_ = plan_attention(g, ctx, out_.constants);
     } else {
       layout_.step_of_op.assign(g.ops.size(), -1);
+      layout_.channel_op_of_op.assign(g.ops.size(), -1);
       attention_ = plan_scaled_dot_product_attention(g, ctx, out_.constants);
     }
   }
@@ -71,6 +72,7 @@ class Scheduler {
       if (open_[k]->open) close(static_cast<int>(k));
     }
     out_.program.onednn_convs = std::move(layout_.convs);
+    out_.program.channel_ops = std::move(layout_.channel_ops);
     out_.onednn = std::move(layout_.primitives);
     return std::move(out_);
   }
@@ -84,6 +86,10 @@ class Scheduler {
     if (int c = layout_.step_of_op[static_cast<size_t>(i)]; c >= 0) {
       // A chain convolution's step computes its post-ops too: they emit nothing of their own.
       if (layout_.convs[static_cast<size_t>(c)].op == i) onednn_step(c);
+      return;
+    }
+    if (int k = layout_.channel_op_of_op[static_cast<size_t>(i)]; k >= 0) {
+      out_.program.steps.push_back({Step::Kind::ChannelOp, k});  // its inputs are chain steps' outputs
       return;
     }
     if (int a = attention_.kernel_of_op[static_cast<size_t>(i)]; a >= 0) {
