@@ -9,7 +9,8 @@
 // --in-process runs them all in this process (for a debugger). --conv adds convolutions over mostly
 // 4-D inputs (the layout pass's oneDNN chains with their post-ops and residual adds); --attention
 // adds self-attention with and without constant masks (the attention kernel) and linear layers
-// (GEMMs against prepared weights).
+// (GEMMs against prepared weights); --pool adds max pools and channel concatenations of 4-D values
+// (with --conv, the layout pass's channel ops on convolution chains).
 // Prints a summary line; exits 1 when a compiled result differs from eager (a mismatch) or the
 // compiled module fails where eager does not (an error), 2 on a usage error.
 #include <cstdlib>
@@ -22,7 +23,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: fuzz_graphs [--n N] [--seed S] [--first K] [--verbose] [--keep-failures DIR] [--avoid-known-bugs]\n"
-    "                   [--minimize] [--in-process] [--backward] [--conv] [--attention] [--backend cpp|cuda]\n"
+    "                   [--minimize] [--in-process] [--backward] [--conv] [--pool] [--attention]\n"
+    "                   [--backend cpp|cuda]\n"
     "       fuzz_graphs --case SEED [same options]\n";
 
 bool parse_uint(const std::string& text, uint64_t* out) {
@@ -68,6 +70,8 @@ int main(int argc, char** argv) {
       options.isolate = false;
     } else if (arg == "--conv") {
       options.generator.convolutions = true;  // convolution chains (the layout pass)
+    } else if (arg == "--pool") {
+      options.generator.pools = true;  // max pools and channel cats (the layout pass's channel ops)
     } else if (arg == "--attention") {
       options.generator.attention = true;  // self-attention (the attention kernel)
     } else if (arg == "--backward") {

@@ -49,6 +49,8 @@ bool op_inplace_view(GeneratorState& g, int si);
 bool op_conv2d(GeneratorState& g, int si);
 bool op_attention(GeneratorState& g, int si);
 bool op_linear(GeneratorState& g, int si);
+bool op_max_pool2d(GeneratorState& g, int si);
+bool op_cat_channels(GeneratorState& g, int si);
 
 // ---- shared by the ops ------------------------------------------------------------------------
 

@@ -12,17 +12,20 @@ enum Op {
   kUnary, kActivation, kPow, kRounding, kArith, kDiv, kRsub, kMaxMin, kCompare, kWhere, kMaskedFill,
   kLogicalNot, kMulMask, kSoftmax, kLayerNorm, kReduce, kBatchNorm, kContiguous, kTranspose, kPermute,
   kUnsqueeze, kSlice, kExpand, kReshape, kInPlace, kInPlaceView, kRepeat, kConv2d, kAttention, kLinear,
+  kMaxPool2d, kCatChannels,
 };
-// kConv2d, kAttention and kLinear last, weighted 0 unless GeneratorOptions::convolutions /
-// ::attention (which brings linear layers too): the other draws stay the same.
-const std::vector<int> kWeights = {10, 10, 4, 2, 14, 4, 2, 4, 4, 4, 4, 1, 2, 4, 4, 5, 3, 2, 3, 2, 2, 3, 2, 3, 4, 2, 2, 0, 0, 0};
-const int kConvWeight = 45, kAttentionWeight = 20, kLinearWeight = 15;
+// kConv2d, kAttention, kLinear, kMaxPool2d and kCatChannels last, weighted 0 unless
+// GeneratorOptions::convolutions / ::attention (which brings linear layers too) / ::pools: the
+// other draws stay the same.
+const std::vector<int> kWeights = {10, 10, 4, 2, 14, 4, 2, 4, 4, 4, 4, 1, 2, 4, 4, 5, 3, 2, 3, 2, 2, 3, 2, 3, 4, 2, 2, 0, 0, 0, 0, 0};
+const int kConvWeight = 45, kAttentionWeight = 20, kLinearWeight = 15, kMaxPoolWeight = 15, kCatWeight = 20;
 
 class Generator {
  public:
   Generator(uint64_t seed, const GeneratorOptions& options) : g_(seed, options), weights_(kWeights) {
     if (options.convolutions) weights_[kConv2d] = kConvWeight;
     if (options.attention) weights_[kAttention] = kAttentionWeight, weights_[kLinear] = kLinearWeight;
+    if (options.pools) weights_[kMaxPool2d] = kMaxPoolWeight, weights_[kCatChannels] = kCatWeight;
   }
 
   FuzzCase run() {
@@ -45,7 +48,7 @@ class Generator {
   void choose_inputs() {
     const GeneratorOptions& o = g_.options();
     FuzzCase& c = g_.fuzz_case();
-    const int rank = o.convolutions && g_.chance(0.8) ? 4 : 1 + g_.weighted({1, 3, 4, 2});
+    const int rank = (o.convolutions || o.pools) && g_.chance(0.8) ? 4 : 1 + g_.weighted({1, 3, 4, 2});
     std::vector<int64_t> sizes;
     bool large = g_.chance(o.large_probability);
     if (large && g_.chance(0.5)) {
@@ -136,6 +139,8 @@ class Generator {
       case kConv2d: return op_conv2d(g_, s);
       case kAttention: return op_attention(g_, s);
       case kLinear: return op_linear(g_, s);
+      case kMaxPool2d: return op_max_pool2d(g_, s);
+      case kCatChannels: return op_cat_channels(g_, s);
     }
     return false;
   }

@@ -43,6 +43,9 @@ struct GeneratorOptions {
   // Self-attention (matmul, scale, constant mask, softmax, matmul: the attention kernel) and
   // linear layers with constant weights (GEMMs against prepared weights), on the same terms.
   bool attention = false;
+  // Max pools and channel concatenations of 4-D values (the layout pass's channel ops: SqueezeNet's
+  // fire modules), with --conv usually over convolution outputs. Off by default, on the same terms.
+  bool pools = false;
   // Cases whose gradients are checked (fuzz_graphs --backward): square roots take |x| + 0.001,
   // not |x|. sqrt's slope at 0 is infinite, so where a value is 0 (or cancels to 0 in one
   // executor's rounding and not in another's) the gradient is inf * 0: NaN in one, a huge finite

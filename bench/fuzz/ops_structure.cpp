@@ -190,6 +190,71 @@ bool op_conv2d(GeneratorState& g, int si) {
   return emit(g, e, v, "conv2d", {si});
 }
 
+// max_pool2d over a 4-D value with static C, H, W: kernel 1-3, the default stride (the kernel's)
+// or 1 or 2, padding up to half the kernel, dilation, ceil mode.
+bool op_max_pool2d(GeneratorState& g, int si) {
+  const Var s = var(g, si);
+  if (!is_float(s.dtype) || s.shape.size() != 4) return false;
+  for (size_t d = 1; d < 4; ++d) {
+    if (s.shape[d].sym != 0 || s.shape[d].size < 1) return false;
+  }
+  const bool ceil_mode = g.chance(0.4), default_stride = g.chance(0.4);
+  auto window = [&](int64_t size, int64_t* k, int64_t* st, int64_t* p, int64_t* dil) {
+    *k = g.choose<int64_t>({1, 2, 3, 3});
+    *st = default_stride ? *k : g.choose<int64_t>({1, 2, 2});
+    *dil = g.chance(0.15) ? 2 : 1;
+    *p = g.pick(static_cast<int>(*k / 2) + 1);
+    const int64_t span = size + 2 * *p - *dil * (*k - 1) - 1;
+    if (span < 0) return int64_t{0};
+    int64_t out = (ceil_mode ? (span + *st - 1) / *st : span / *st) + 1;
+    if (ceil_mode && (out - 1) * *st >= size + *p) --out;  // the last window must start inside
+    return out;
+  };
+  int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+  const int64_t oh = window(s.shape[2].size, &kh, &sh, &ph, &dh), ow = window(s.shape[3].size, &kw, &sw, &pw, &dw);
+  if (oh < 1 || ow < 1) return false;
+  std::string e = default_stride && ph == 0 && pw == 0 && dh == 1 && dw == 1 && !ceil_mode
+                      ? fmt::format("torch.max_pool2d({}, [{}, {}])", s.name, kh, kw)
+                      : fmt::format("torch.max_pool2d({}, [{}, {}], [{}, {}], [{}, {}], [{}, {}], {})", s.name, kh, kw, sh, sw,
+                                    ph, pw, dh, dw, ceil_mode ? "True" : "False");
+  Var v = like(s, s.dtype, s.bound, s.exact);
+  v.shape = {s.shape[0], s.shape[1], Dim{oh, 0}, Dim{ow, 0}};
+  v.contiguous = true;
+  v.dependence = std::max(s.dependence, Dependence::Reduction);
+  return emit(g, e, v, "max_pool2d", {si});
+}
+
+// cat along channels of the subject and one or two 4-D values of the same batch, height and width
+// (often convolution outputs: a fire module), or of the subject with itself.
+bool op_cat_channels(GeneratorState& g, int si) {
+  const Var s = var(g, si);
+  if (!is_float(s.dtype) || s.shape.size() != 4 || s.shape[1].sym != 0) return false;
+  std::vector<int> partners;
+  for (int i = 0; i < static_cast<int>(g.vars().size()); ++i) {
+    const Var& p = var(g, i);
+    if (i != si && p.dtype == s.dtype && p.shape.size() == 4 && same_dim(p.shape[0], s.shape[0]) && p.shape[1].sym == 0 &&
+        same_dim(p.shape[2], s.shape[2]) && same_dim(p.shape[3], s.shape[3])) {
+      partners.push_back(i);
+    }
+  }
+  std::vector<int> parts = {si, partners.empty() || g.chance(0.15) ? si : g.choose(partners)};
+  if (!partners.empty() && g.chance(0.3)) parts.push_back(g.choose(partners));
+  if (g.chance(0.5)) std::swap(parts[0], parts[1]);
+  std::vector<std::string> names;
+  Var v = like(s, s.dtype, 0, true);
+  int64_t channels = 0;
+  for (int p : parts) {
+    const Var& x = var(g, p);
+    names.push_back(x.name);
+    channels += x.shape[1].size;
+    v.bound = std::max(v.bound, x.bound);
+    v.exact = v.exact && x.exact;  // dependence, erf error and constancy: emit_compute, from the reads
+  }
+  v.shape[1] = Dim{channels, 0};
+  v.contiguous = true;
+  return emit(g, fmt::format("torch.cat([{}], 1)", fmt::join(names, ", ")), v, "cat", parts);
+}
+
 // linear over the last dim (a transformer's projections: constant weight, bias or not), on any
 // rank and stride; the weight is scaled by 1/K so values keep their magnitude.
 bool op_linear(GeneratorState& g, int si) {

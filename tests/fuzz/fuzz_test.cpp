@@ -555,6 +555,51 @@ TEST(FuzzTargeted, SqueezeAndExcitationInsideConvolutionChains) {
   unsetenv("TCPROF_CHAIN_FORMAT");
 }
 
+// Cats and max pools on oneDNN chains (plan_onednn_layout.cpp: channel ops on the chain's own
+// buffers): SqueezeNet's fire module (two convolutions concatenated, pooled, read by a third) at
+// batch 1 and 2; parts that are and are not whole blocks (the first part not: through NCHW);
+// ceil mode, padding, dilation, the default stride, a 1x1 image; values that also leave the
+// chain; each chain layout; against eager and the f64 oracle, and that the ops ran on the chain.
+TEST(FuzzTargeted, CatsAndMaxPoolsOnConvolutionChains) {
+  struct Config {
+    int64_t n, c1, c3, h, w;
+    const char* pool;  // max_pool2d's arguments after the input
+    bool outputs_leave;
+  };
+  const std::vector<Config> configs = {{1, 16, 16, 9, 9, "[3, 3], [2, 2], [0, 0], [1, 1], True", false},
+                                       {2, 16, 24, 7, 10, "[2, 2], [], [1, 1], [1, 1], False", true},
+                                       {1, 12, 20, 5, 6, "[3, 3], [1, 1], [1, 1], [2, 2], True", true},
+                                       {2, 32, 8, 1, 1, "[1, 1], [1, 1], [0, 0], [1, 1], False", false}};
+  for (const char* format : {"any", "nChw16c", "nChw8c"}) {
+    setenv("TCPROF_CHAIN_FORMAT", format, 1);
+    for (const Config& k : configs) {
+      const std::string source =
+          "def forward(self, x0):\n"
+          "    a = torch.relu(torch.conv2d(x0, self.w1, self.b1, [1, 1], [0, 0], [1, 1], 1))\n"
+          "    b = torch.relu(torch.conv2d(x0, self.w3, self.b3, [1, 1], [1, 1], [1, 1], 1))\n"
+          "    f = torch.cat([a, b], 1)\n"
+          "    p = torch.max_pool2d(f, " + std::string(k.pool) + ")\n"
+          "    z = torch.conv2d(p, self.w4, None, [1, 1], [1, 1], [1, 1], 1)\n" +
+          (k.outputs_leave ? "    return z, f, p.flatten(1)\n" : "    return z\n");
+      FuzzCase c = targeted(fmt::format("fire module, {} layout, [{}, {}+{}, {}, {}]", format, k.n, k.c1, k.c3, k.h, k.w), source,
+                            {f32({k.n, 8, k.h, k.w})},
+                            {param("w1", f32({k.c1, 8, 1, 1})), param("b1", f32({k.c1})), param("w3", f32({k.c3, 8, 3, 3})),
+                             param("b3", f32({k.c3})), param("w4", f32({16, k.c1 + k.c3, 3, 3}))});
+      CaseOutcome out = check(c);
+      EXPECT_EQ(out.status, Status::Pass) << c.name << "\n" << out.report;
+      EXPECT_EQ(out.calls, 3) << c.name << "\n" << out.report;
+      if (!onednn_layout_enabled()) continue;
+      tcprof::testing::TempDir dir;
+      std::unique_ptr<CompiledModule> m = compile_case(c, dir);
+      m->call(make_inputs(c, -1, 0));
+      const std::string program = describe_program(*m);
+      EXPECT_NE(program.find("[aten::cat]: "), std::string::npos) << c.name << "\n" << program;
+      EXPECT_NE(program.find("[aten::max_pool2d]: "), std::string::npos) << c.name << "\n" << program;
+    }
+  }
+  unsetenv("TCPROF_CHAIN_FORMAT");
+}
+
 TEST(FuzzTargeted, Dtypes) {
   expect_matches_eager(targeted("int64 arithmetic, sum and comparisons",
                                 "def forward(self, x0, x1):\n"
