@@ -158,7 +158,33 @@ class OpGrads : public GradContext {
 
 }  // namespace
 
-CapturedGraph lift_parameters(const CapturedGraph& g, std::vector<at::Tensor>* parameters) {
+// A list written with parameters in it (`torch.cat([self.p, self.p], 1)`) is captured as one
+// constant when every item is one: its items become arguments of their own, so that each parameter
+// is lifted and gets its gradient (fuzz_graphs --backward --conv --pool, case 36598186235621: the
+// list stayed a constant, was folded, and the parameter's gradient lost its share).
+void split_constant_lists_holding_parameters(Arg& a) {
+  for (auto& item : a.items) split_constant_lists_holding_parameters(item);
+  if (a.kind != Arg::Kind::Constant || !a.constant.isList()) return;
+  const c10::List<c10::IValue> list = a.constant.toList();
+  bool holds_parameter = false;
+  for (const c10::IValue& v : list.vec()) holds_parameter = holds_parameter || (v.isTensor() && v.toTensor().requires_grad());
+  if (!holds_parameter) return;
+  Arg split;
+  split.kind = Arg::Kind::List;
+  split.element_type = list.elementType();
+  for (const c10::IValue& v : list.vec()) {
+    Arg item;
+    item.constant = v;
+    split.items.push_back(std::move(item));
+  }
+  a = std::move(split);
+}
+
+CapturedGraph lift_parameters(const CapturedGraph& captured, std::vector<at::Tensor>* parameters) {
+  CapturedGraph g = captured;
+  for (auto& op : g.ops) {
+    for (auto& a : op.args) split_constant_lists_holding_parameters(a);
+  }
   std::map<const c10::TensorImpl*, int> index;
   std::function<void(const Arg&)> find = [&](const Arg& a) {
     if (a.kind == Arg::Kind::Constant && a.constant.isTensor() && a.constant.toTensor().requires_grad()) {

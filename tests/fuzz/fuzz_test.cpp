@@ -1024,6 +1024,24 @@ TEST(FuzzBugs, APromotingOpGivesItsInputAGradientOfTheInputsDtype) {
   }
 }
 
+// fuzz_graphs --backward --conv --pool (seed 2026112915) found torch.cat([self.p0, self.p0], 1):
+// a list whose items are all parameters was captured as one constant, so lifting the parameters
+// to inputs of the training graph missed it, constant folding computed the cat once, and p0's
+// gradient lost that share (every element off). lift_parameters now splits such lists.
+TEST(FuzzBugs, ParametersInsideAListOfParametersGetTheirGradients) {
+  GeneratorOptions options;
+  options.differentiable = true;
+  options.convolutions = true;
+  options.pools = true;
+  for (uint64_t seed : {36598186235621ULL, 122010212133589ULL}) {
+    FuzzCase c = generate_case(seed, options);
+    ASSERT_NE(c.source.find("torch.cat([self.p"), std::string::npos) << c.source;
+    CaseOutcome out = check_gradients(c);
+    EXPECT_EQ(out.status, Status::Pass) << "fuzz_graphs --backward --conv --pool --case " << seed << "\n" << out.report;
+    EXPECT_EQ(out.compiled_backwards, 1) << out.report;
+  }
+}
+
 // fuzz_graphs --backward --conv (seed 2026112780) reported a batch norm of a transposed [1, 5, 1, 33]
 // value as a wrong gradient, where the compiled rule was right and LibTorch's CPU batch-norm
 // backward is wrong (by 7.0 on the input's gradient; tests/compiler CompiledTraining.BatchNormOf-
