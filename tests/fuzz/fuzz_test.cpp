@@ -508,6 +508,20 @@ TEST(FuzzTargeted, KernelOutputsKeepEagerMemoryOrder) {
   EXPECT_NE(describe_program(m).find("order [0,2,3,1]"), std::string::npos) << describe_program(m);
 }
 
+// A case of a oneDNN chain pattern matches eager and the f64 oracle on all three calls, and (built
+// with oneDNN) its program has each of `steps`: the pattern did run inside the chain.
+void expect_passes_inside_the_chain(const FuzzCase& c, const std::vector<std::string>& steps) {
+  CaseOutcome out = check(c);
+  EXPECT_EQ(out.status, Status::Pass) << c.name << "\n" << out.report;
+  EXPECT_EQ(out.calls, 3) << c.name << "\n" << out.report;
+  if (!onednn_layout_enabled()) return;
+  tcprof::testing::TempDir dir;
+  std::unique_ptr<CompiledModule> m = compile_case(c, dir);
+  m->call(make_inputs(c, -1, 0));
+  const std::string program = describe_program(*m);
+  for (const std::string& step : steps) EXPECT_NE(program.find(step), std::string::npos) << c.name << "\n" << program;
+}
+
 // Squeeze-and-excitation inside oneDNN chains (plan_onednn_layout.cpp: a step pools its own output,
 // and scales its input by a per-channel value): batch 1 and 2, channel counts that are and are
 // not whole blocks (padded nChw16c), the scale on either side of the mul, odd sizes, values that
@@ -539,17 +553,7 @@ TEST(FuzzTargeted, SqueezeAndExcitationInsideConvolutionChains) {
                             {param("w1", f32({k.c, 3, 3, 3})), param("b1", f32({k.c})), param("w2", f32({squeeze, k.c, 1, 1})),
                              param("b2", f32({squeeze})), param("w3", f32({k.c, squeeze, 1, 1})), param("w4", f32({16, k.c, 1, 1})),
                              param("b4", f32({16}))});
-      CaseOutcome out = check(c);
-      EXPECT_EQ(out.status, Status::Pass) << c.name << "\n" << out.report;
-      EXPECT_EQ(out.calls, 3) << c.name << "\n" << out.report;
-      if (!onednn_layout_enabled()) continue;
-      // And the pattern did run inside the chain.
-      tcprof::testing::TempDir dir;
-      std::unique_ptr<CompiledModule> m = compile_case(c, dir);
-      m->call(make_inputs(c, -1, 0));
-      const std::string program = describe_program(*m);
-      EXPECT_NE(program.find("[aten::mul, aten::conv2d]"), std::string::npos) << c.name << "\n" << program;
-      EXPECT_NE(program.find("aten::adaptive_avg_pool2d]"), std::string::npos) << c.name << "\n" << program;
+      expect_passes_inside_the_chain(c, {"[aten::mul, aten::conv2d]", "aten::adaptive_avg_pool2d]"});
     }
   }
   unsetenv("TCPROF_CHAIN_FORMAT");
@@ -585,16 +589,7 @@ TEST(FuzzTargeted, CatsAndMaxPoolsOnConvolutionChains) {
                             {f32({k.n, 8, k.h, k.w})},
                             {param("w1", f32({k.c1, 8, 1, 1})), param("b1", f32({k.c1})), param("w3", f32({k.c3, 8, 3, 3})),
                              param("b3", f32({k.c3})), param("w4", f32({16, k.c1 + k.c3, 3, 3}))});
-      CaseOutcome out = check(c);
-      EXPECT_EQ(out.status, Status::Pass) << c.name << "\n" << out.report;
-      EXPECT_EQ(out.calls, 3) << c.name << "\n" << out.report;
-      if (!onednn_layout_enabled()) continue;
-      tcprof::testing::TempDir dir;
-      std::unique_ptr<CompiledModule> m = compile_case(c, dir);
-      m->call(make_inputs(c, -1, 0));
-      const std::string program = describe_program(*m);
-      EXPECT_NE(program.find("[aten::cat]: "), std::string::npos) << c.name << "\n" << program;
-      EXPECT_NE(program.find("[aten::max_pool2d]: "), std::string::npos) << c.name << "\n" << program;
+      expect_passes_inside_the_chain(c, {"[aten::cat]: ", "[aten::max_pool2d]: "});
     }
   }
   unsetenv("TCPROF_CHAIN_FORMAT");
