@@ -693,8 +693,9 @@ std::string ProgramRunner::chain_signature() const {
                        c.scale_slot >= 0, c.pooled_slot >= 0);
   }
   for (const ChainChannelOp& k : program_.program.channel_ops) {
-    out += fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {} {}\n", k.name, fmt::join(k.input_channels, ","), k.n, k.c, k.h,
-                       k.w, k.oh, k.ow, k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, static_cast<int>(k.output_layout));
+    out += fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}\n", k.name, fmt::join(k.input_channels, ","), k.n,
+                       k.c, k.h, k.w, k.oh, k.ow, k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, k.dh, k.dw, k.ceil_mode,
+                       static_cast<int>(k.output_layout));
   }
   return out;
 }

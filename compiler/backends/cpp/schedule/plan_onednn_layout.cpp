@@ -417,22 +417,23 @@ class LayoutPlanner {
 
 }  // namespace
 
+OnednnLayoutPlan no_layout_plan(const CapturedGraph& graph) {
+  OnednnLayoutPlan none;
+  none.step_of_op.assign(graph.ops.size(), -1);
+  none.channel_op_of_op.assign(graph.ops.size(), -1);
+  return none;
+}
+
 OnednnLayoutPlan plan_onednn_layout(const CapturedGraph& graph, const LowerContext& ctx, std::vector<at::Tensor>& constants) {
   if (!onednn_layout_enabled()) {
-    OnednnLayoutPlan none;
-    none.step_of_op.assign(graph.ops.size(), -1);
-    none.channel_op_of_op.assign(graph.ops.size(), -1);
-    return none;
+    return no_layout_plan(graph);
   }
   try {
     return LayoutPlanner(graph, ctx, constants).run();
   } catch (const std::exception& e) {
     // This oneDNN cannot build one of the primitives: every convolution stays as it was.
     log(LogChannel::Fusion, "layout pass: convolutions stay LibTorch calls: {}", e.what());
-    OnednnLayoutPlan none;
-    none.step_of_op.assign(graph.ops.size(), -1);
-    none.channel_op_of_op.assign(graph.ops.size(), -1);
-    return none;
+    return no_layout_plan(graph);
   }
 }
 

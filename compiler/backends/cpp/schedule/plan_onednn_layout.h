@@ -36,6 +36,9 @@ struct OnednnLayoutPlan {
   std::vector<int> channel_op_of_op;  // per op: the channel op it is, else -1
 };
 
+// A plan with no chain: every op keeps its own step (the pass off, or a device without oneDNN).
+OnednnLayoutPlan no_layout_plan(const CapturedGraph& graph);
+
 // Plans the chains of `graph`; prepacked weights and biases are appended to `constants`.
 OnednnLayoutPlan plan_onednn_layout(const CapturedGraph& graph, const LowerContext& ctx, std::vector<at::Tensor>& constants);
 

@@ -60,8 +60,7 @@ class Scheduler {
       layout_ = plan_onednn_layout(g, ctx, out_.constants);
       attention_ = plan_attention(g, ctx, out_.constants);
     } else {
-      layout_.step_of_op.assign(g.ops.size(), -1);
-      layout_.channel_op_of_op.assign(g.ops.size(), -1);
+      layout_ = no_layout_plan(g);
       attention_ = plan_scaled_dot_product_attention(g, ctx, out_.constants);
     }
   }
