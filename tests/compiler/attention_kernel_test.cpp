@@ -41,6 +41,7 @@ struct AttentionCase {
   const char* mask;  // "none", "causal", "band", "keys", "blank"
   bool divide;
   bool inf_in_v;     // an inf in v at a key the causal mask removes from most rows
+  float q_scale = 1;  // large: most of a row's weights are below exp(-87), 0 in float
 };
 
 void PrintTo(const AttentionCase& c, std::ostream* os) {
@@ -59,9 +60,13 @@ at::Tensor make_mask(const AttentionCase& c) {
 }
 
 // How the kernel is built: this machine's vector flags with the default compiler (GCC's vector
-// builtins), without vector flags (the portable loops), or with Clang (<immintrin.h>).
-enum class Build { Vector, Portable, Clang };
-void PrintTo(Build b, std::ostream* os) { *os << (b == Build::Vector ? "vector" : b == Build::Portable ? "portable" : "clang"); }
+// builtins: 16-float tiles on an AVX-512 machine), the same without AVX-512 (8-float tiles), without
+// vector flags (the portable loops), or with Clang (<immintrin.h>).
+enum class Build { Vector, NoAvx512, Portable, Clang };
+const char* build_name(Build b) {
+  return b == Build::Vector ? "vector" : b == Build::NoAvx512 ? "no_avx512" : b == Build::Portable ? "portable" : "clang";
+}
+void PrintTo(Build b, std::ostream* os) { *os << build_name(b); }
 
 // A kernel built by Clang brings LLVM's OpenMP runtime into the process, and LeakSanitizer's
 // stop-the-world tracer dies (SIGSEGV) at exit when that runtime's worker threads exist. In a
@@ -97,6 +102,7 @@ TEST_P(GeneratedAttention, MatchesLibTorch) {
   KernelLibraryOptions o;
   o.cache_dir = dir.file("cache");
   if (how == Build::Portable) o.extra_flags = {"-mno-avx2", "-mno-fma"};  // also turns AVX-512 off
+  if (how == Build::NoAvx512) o.extra_flags = {"-mno-avx512f"};           // and the AVX-512 extensions
   if (how == Build::Clang) {
     o.compiler = "/usr/bin/clang++";
     check_leaks_before_loading_llvm_openmp();
@@ -109,12 +115,18 @@ TEST_P(GeneratedAttention, MatchesLibTorch) {
   // q and v are strided views of one projection, as in a GPT; kT a transposed view.
   at::manual_seed(5);
   at::Tensor qkv = at::randn({c.b, c.t, c.h, 2 * c.d}), kv = at::randn({c.b, c.s, c.h, c.d + c.dv});
+  qkv.narrow(3, 0, c.d).mul_(c.q_scale);
   at::Tensor q = qkv.narrow(3, 0, c.d).transpose(1, 2), kt = kv.narrow(3, 0, c.d).transpose(1, 2).transpose(2, 3);
   at::Tensor v = kv.narrow(3, c.d, c.dv).transpose(1, 2);
   if (c.inf_in_v) v[0][0][c.s - 2][0] = std::numeric_limits<float>::infinity();
   at::Tensor scores = q.matmul(kt);
   scores = c.divide ? scores / a.scale : scores * a.scale;
-  at::Tensor want = at::softmax(scores.masked_fill(mask, -std::numeric_limits<double>::infinity()), -1).matmul(v);
+  at::Tensor masked = scores.masked_fill(mask, -std::numeric_limits<double>::infinity());
+  at::Tensor want = at::softmax(masked, -1).matmul(v);
+  if (c.q_scale > 1) {
+    at::Tensor underflow = (masked - masked.amax(-1, true) < -87).logical_and(mask.logical_not());
+    EXPECT_TRUE(underflow.any().item<bool>()) << "the case no longer has kept keys whose weight underflows";
+  }
 
   at::Tensor got = at::empty({c.b, c.h, c.t, c.dv});
   const void* in[3] = {q.data_ptr(), kt.data_ptr(), v.data_ptr()};
@@ -144,14 +156,16 @@ const AttentionCase kCases[] = {
     {"key_padding", 2, 1, 21, 21, 8, 24, "keys", true, false},
     {"row_without_keys", 1, 2, 18, 18, 8, 8, "blank", false, false},
     {"inf_in_a_masked_value", 1, 2, 20, 20, 8, 8, "causal", false, true},
+    {"vit_like", 1, 3, 197, 197, 64, 64, "none", false, false},  // whole tiles of keys and one short one
+    {"underflowing_weights", 1, 2, 45, 45, 16, 16, "causal", false, false, 40},
 };
 
 std::string case_name(const AttentionCase& c, Build how) {
-  return std::string(c.name) + (how == Build::Vector ? "_vector" : how == Build::Portable ? "_portable" : "_clang");
+  return std::string(c.name) + "_" + build_name(how);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, GeneratedAttention,
-                         ::testing::Combine(::testing::ValuesIn(kCases), ::testing::Values(Build::Vector, Build::Portable, Build::Clang)),
+                         ::testing::Combine(::testing::ValuesIn(kCases), ::testing::Values(Build::Vector, Build::NoAvx512, Build::Portable, Build::Clang)),
                          [](const auto& info) { return case_name(std::get<0>(info.param), std::get<1>(info.param)); });
 
 // The attention kernels of every graph, by their op lists.

@@ -2,8 +2,9 @@
 // and the mask's kept key range per query row are constants. One (batch, head) at a time:
 //   1. kT and v are packed into aligned, zero-padded buffers (they are strided views of the QKV
 //      projection in a GPT), and v is probed for inf/NaN;
-//   2. per block of 4 query rows, the scores of the keys any of its rows keeps are computed in a
-//      register-tiled loop (4 rows x 16 keys, FMA over the head dimension) into a small buffer;
+//   2. per block of query rows (8 under AVX-512, else 4), the scores of the keys any of its rows
+//      keeps are computed in a register-tiled loop (the block's rows x 2 vectors of keys, FMA over
+//      the head dimension) into a small buffer;
 //   3. scale, mask, softmax per row (exp(x - max), sum), then the weighted sum of v rows, divided
 //      by the sum once at the end.
 // Keys the mask removes from every row of a block are never computed: eager multiplies their zero
@@ -17,27 +18,49 @@
 namespace tcprof {
 namespace {
 
-int64_t round16(int64_t n) { return (n + 15) / 16 * 16; }
-
-// 8-float vectors for the two register-tiled loops. With GCC, its builtins: <immintrin.h> would
-// add a third of a second to every unit's compile.
+// The vectors of the two register-tiled loops: 16 floats under AVX-512 (8 query rows of a block,
+// tiles of 32 keys or value columns: 16 accumulators of the 32 registers), else 8 floats under AVX2
+// (4 rows, tiles of 16: 8 accumulators of 16 registers), else portable loops (4 rows, tiles of 16).
+// With GCC, its builtins: <immintrin.h> would add a third of a second to every unit's compile.
+// TC_ATT_W is the vector's width, TC_ATT_RB the rows of a block.
 const char* kVectorHelpers = R"HELPERS(#ifndef TC_ATTENTION_HELPERS
 #define TC_ATTENTION_HELPERS
-#if defined(__AVX2__) && defined(__FMA__) && defined(__GNUC__) && !defined(__clang__)
-#define TC_VEC8 1
-typedef float tc_f8 __attribute__((vector_size(32), __may_alias__));
-static inline tc_f8 tc_load8(const float* p) { return *reinterpret_cast<const tc_f8*>(p); }
-static inline void tc_store8(float* p, tc_f8 v) { *reinterpret_cast<tc_f8*>(p) = v; }
-static inline tc_f8 tc_splat8(float x) { return tc_f8{x, x, x, x, x, x, x, x}; }  // one vbroadcastss (tc_f8{} + x adds first)
-static inline tc_f8 tc_fma8(tc_f8 a, tc_f8 b, tc_f8 c) { return __builtin_ia32_vfmaddps256(a, b, c); }
-#elif defined(__AVX2__) && defined(__FMA__)
-#define TC_VEC8 1
+#if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__)
+#define TC_ATT_W 16
+#define TC_ATT_RB 8
+typedef float tc_fv __attribute__((vector_size(64), __may_alias__));
+static inline tc_fv tc_load(const float* p) { return *reinterpret_cast<const tc_fv*>(p); }
+static inline void tc_store(float* p, tc_fv v) { *reinterpret_cast<tc_fv*>(p) = v; }
+static inline tc_fv tc_splat(float x) { return tc_fv{x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x}; }
+static inline tc_fv tc_fma(tc_fv a, tc_fv b, tc_fv c) { return __builtin_ia32_vfmaddps512_mask(a, b, c, -1, 4); }
+#elif defined(__AVX512F__)
+#define TC_ATT_W 16
+#define TC_ATT_RB 8
 #include <immintrin.h>
-typedef __m256 tc_f8;
-static inline tc_f8 tc_load8(const float* p) { return _mm256_load_ps(p); }
-static inline void tc_store8(float* p, tc_f8 v) { _mm256_store_ps(p, v); }
-static inline tc_f8 tc_splat8(float x) { return _mm256_set1_ps(x); }
-static inline tc_f8 tc_fma8(tc_f8 a, tc_f8 b, tc_f8 c) { return _mm256_fmadd_ps(a, b, c); }
+typedef __m512 tc_fv;
+static inline tc_fv tc_load(const float* p) { return _mm512_load_ps(p); }
+static inline void tc_store(float* p, tc_fv v) { _mm512_store_ps(p, v); }
+static inline tc_fv tc_splat(float x) { return _mm512_set1_ps(x); }
+static inline tc_fv tc_fma(tc_fv a, tc_fv b, tc_fv c) { return _mm512_fmadd_ps(a, b, c); }
+#elif defined(__AVX2__) && defined(__FMA__) && defined(__GNUC__) && !defined(__clang__)
+#define TC_ATT_W 8
+#define TC_ATT_RB 4
+typedef float tc_fv __attribute__((vector_size(32), __may_alias__));
+static inline tc_fv tc_load(const float* p) { return *reinterpret_cast<const tc_fv*>(p); }
+static inline void tc_store(float* p, tc_fv v) { *reinterpret_cast<tc_fv*>(p) = v; }
+static inline tc_fv tc_splat(float x) { return tc_fv{x, x, x, x, x, x, x, x}; }  // one vbroadcastss (tc_fv{} + x adds first)
+static inline tc_fv tc_fma(tc_fv a, tc_fv b, tc_fv c) { return __builtin_ia32_vfmaddps256(a, b, c); }
+#elif defined(__AVX2__) && defined(__FMA__)
+#define TC_ATT_W 8
+#define TC_ATT_RB 4
+#include <immintrin.h>
+typedef __m256 tc_fv;
+static inline tc_fv tc_load(const float* p) { return _mm256_load_ps(p); }
+static inline void tc_store(float* p, tc_fv v) { _mm256_store_ps(p, v); }
+static inline tc_fv tc_splat(float x) { return _mm256_set1_ps(x); }
+static inline tc_fv tc_fma(tc_fv a, tc_fv b, tc_fv c) { return _mm256_fmadd_ps(a, b, c); }
+#else
+#define TC_ATT_RB 4
 #endif
 #endif
 )HELPERS";
@@ -48,7 +71,7 @@ const char* kAttentionBody = R"BODY(
   const float* __restrict k0 = static_cast<const float*>(in_[1]);
   const float* __restrict v0 = static_cast<const float*>(in_[2]);
   float* __restrict y0 = static_cast<float*>(out_[0]);
-  constexpr int64_t kFloats = D * SP + S * DVP + RB * SP + RB * 16;
+  constexpr int64_t kFloats = D * SP + S * DVP + RB * SP + RB * TILE;
   alignas(64) static thread_local float scratch[kFloats];
   // The thread's buffer is looked up once, here: Clang recomputes a thread_local's address at each
   // use, inside the loops, by calling __tls_get_addr, and assumes zmm16-31 survive that call,
@@ -60,7 +83,7 @@ const char* kAttentionBody = R"BODY(
   float* __restrict ktb = buf;             // kT, [D][SP]
   float* __restrict vb = ktb + D * SP;     // v, [S][DVP]
   float* __restrict sc = vb + S * DVP;     // scores, then weights, [RB][SP]
-  float* __restrict tile = sc + RB * SP;   // one output tile, [RB][16]
+  float* __restrict tile = sc + RB * SP;   // one output tile, [RB][TILE]
   for (int64_t bh = bh0; bh < bh1; ++bh) {
     const int64_t b = bh / heads, h = bh % heads;
     const float* qp = q0 + b * st[0] + h * st[1];
@@ -111,33 +134,27 @@ const char* kAttentionBody = R"BODY(
           hi = keep_hi[r] > hi ? keep_hi[r] : hi;
         }
       }
-      int64_t c0 = 0, c1 = SP;  // score columns computed, whole tiles of 16
+      int64_t c0 = 0, c1 = SP;  // score columns computed, whole tiles
       if (!every_key) {
-        c0 = hi > lo ? lo / 16 * 16 : 0;
-        c1 = hi > lo ? (hi + 15) / 16 * 16 : 0;
+        c0 = hi > lo ? lo / TILE * TILE : 0;
+        c1 = hi > lo ? (hi + TILE - 1) / TILE * TILE : 0;
       }
       // The block's q rows (a block past the last row repeats it; those rows are not stored).
       const float* qr[RB];
       for (int64_t r = 0; r < RB; ++r) qr[r] = qp + (r < rows ? i0 + r : T - 1) * q_t;
-#ifdef TC_VEC8
-      for (int64_t j = c0; j < c1; j += 16) {
-        tc_f8 a0 = tc_splat8(0.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+#ifdef TC_ATT_W
+      for (int64_t j = c0; j < c1; j += TILE) {
+        tc_fv acc[RB][2];
+        for (int64_t r = 0; r < RB; ++r) acc[r][0] = acc[r][1] = tc_splat(0.0f);
         const float* kc = ktb + j;
         for (int64_t d = 0; d < D; ++d) {
-          const tc_f8 x0 = tc_load8(kc + d * SP), x1 = tc_load8(kc + d * SP + 8);
-          tc_f8 w = tc_splat8(qr[0][d * q_d]);
-          a0 = tc_fma8(w, x0, a0), a1 = tc_fma8(w, x1, a1);
-          w = tc_splat8(qr[1][d * q_d]);
-          a2 = tc_fma8(w, x0, a2), a3 = tc_fma8(w, x1, a3);
-          w = tc_splat8(qr[2][d * q_d]);
-          a4 = tc_fma8(w, x0, a4), a5 = tc_fma8(w, x1, a5);
-          w = tc_splat8(qr[3][d * q_d]);
-          a6 = tc_fma8(w, x0, a6), a7 = tc_fma8(w, x1, a7);
+          const tc_fv x0 = tc_load(kc + d * SP), x1 = tc_load(kc + d * SP + TC_ATT_W);
+          for (int64_t r = 0; r < RB; ++r) {
+            const tc_fv w = tc_splat(qr[r][d * q_d]);
+            acc[r][0] = tc_fma(w, x0, acc[r][0]), acc[r][1] = tc_fma(w, x1, acc[r][1]);
+          }
         }
-        tc_store8(sc + j, a0), tc_store8(sc + j + 8, a1);
-        tc_store8(sc + SP + j, a2), tc_store8(sc + SP + j + 8, a3);
-        tc_store8(sc + 2 * SP + j, a4), tc_store8(sc + 2 * SP + j + 8, a5);
-        tc_store8(sc + 3 * SP + j, a6), tc_store8(sc + 3 * SP + j + 8, a7);
+        for (int64_t r = 0; r < RB; ++r) tc_store(sc + r * SP + j, acc[r][0]), tc_store(sc + r * SP + j + TC_ATT_W, acc[r][1]);
       }
 #else
       for (int64_t r = 0; r < RB; ++r) {
@@ -179,7 +196,10 @@ const char* kAttentionBody = R"BODY(
           #pragma omp simd
           for (int64_t jj = 0; jj < 16; ++jj) {
             const int64_t j = jt + jj;
-            const float p = j >= a && j < e ? tc_exp(t[jj] - m) : 0.0f;
+            // x <= 0 or NaN for a kept key. Below -87 exp(x) is under 1.7e-38 (0 or a denormal)
+            // and taken as 0: tc_exp_neg is exp only above it. NaN stays NaN.
+            const float x = t[jj] - m;
+            const float p = j >= a && j < e && !(x < -87.0f) ? tc_exp_neg(x) : 0.0f;
             t[jj] = p;
             lane_sum[jj] += p;
           }
@@ -190,40 +210,34 @@ const char* kAttentionBody = R"BODY(
         sums[r] = 1.0f / sum;  // inf for a row with no key: 0 * inf below is eager's NaN
       }
       const int64_t j1 = c1 < S ? c1 : S;
-      for (int64_t c = 0; c < DVP; c += 16) {
-#ifdef TC_VEC8
-        tc_f8 a0 = tc_splat8(0.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+      for (int64_t c = 0; c < DVP; c += TILE) {
+#ifdef TC_ATT_W
+        tc_fv acc[RB][2];
+        for (int64_t r = 0; r < RB; ++r) acc[r][0] = acc[r][1] = tc_splat(0.0f);
         for (int64_t j = c0; j < j1; ++j) {
-          const tc_f8 x0 = tc_load8(vb + j * DVP + c), x1 = tc_load8(vb + j * DVP + c + 8);
-          tc_f8 w = tc_splat8(sc[j]);
-          a0 = tc_fma8(w, x0, a0), a1 = tc_fma8(w, x1, a1);
-          w = tc_splat8(sc[SP + j]);
-          a2 = tc_fma8(w, x0, a2), a3 = tc_fma8(w, x1, a3);
-          w = tc_splat8(sc[2 * SP + j]);
-          a4 = tc_fma8(w, x0, a4), a5 = tc_fma8(w, x1, a5);
-          w = tc_splat8(sc[3 * SP + j]);
-          a6 = tc_fma8(w, x0, a6), a7 = tc_fma8(w, x1, a7);
+          const tc_fv x0 = tc_load(vb + j * DVP + c), x1 = tc_load(vb + j * DVP + c + TC_ATT_W);
+          for (int64_t r = 0; r < RB; ++r) {
+            const tc_fv w = tc_splat(sc[r * SP + j]);
+            acc[r][0] = tc_fma(w, x0, acc[r][0]), acc[r][1] = tc_fma(w, x1, acc[r][1]);
+          }
         }
-        tc_store8(tile, a0), tc_store8(tile + 8, a1);
-        tc_store8(tile + 16, a2), tc_store8(tile + 24, a3);
-        tc_store8(tile + 32, a4), tc_store8(tile + 40, a5);
-        tc_store8(tile + 48, a6), tc_store8(tile + 56, a7);
+        for (int64_t r = 0; r < RB; ++r) tc_store(tile + r * TILE, acc[r][0]), tc_store(tile + r * TILE + TC_ATT_W, acc[r][1]);
 #else
         for (int64_t r = 0; r < RB; ++r) {
-          float* t = tile + r * 16;
-          for (int64_t cc = 0; cc < 16; ++cc) t[cc] = 0.0f;
+          float* t = tile + r * TILE;
+          for (int64_t cc = 0; cc < TILE; ++cc) t[cc] = 0.0f;
           for (int64_t j = c0; j < j1; ++j) {
             const float w = sc[r * SP + j];
             const float* vr = vb + j * DVP + c;
             #pragma omp simd
-            for (int64_t cc = 0; cc < 16; ++cc) t[cc] += w * vr[cc];
+            for (int64_t cc = 0; cc < TILE; ++cc) t[cc] += w * vr[cc];
           }
         }
 #endif
-        const int64_t width = DV - c < 16 ? DV - c : 16;
+        const int64_t width = DV - c < TILE ? DV - c : TILE;
         for (int64_t r = 0; r < rows; ++r) {
           float* out = yp + (i0 + r) * DV + c;
-          for (int64_t cc = 0; cc < width; ++cc) out[cc] = tile[r * 16 + cc] * sums[r];
+          for (int64_t cc = 0; cc < width; ++cc) out[cc] = tile[r * TILE + cc] * sums[r];
         }
       }
     }
@@ -245,8 +259,11 @@ std::string generate_attention_kernel(const WindowKernel& k, const std::string& 
   }
   s += fmt::format("static __attribute__((noinline)) void {}_heads(const void* const* in_, void* const* out_, const int64_t* st, "
                    "int64_t heads, int64_t bh0, int64_t bh1) {{\n", name);
-  s += fmt::format("  constexpr int64_t T = {}, S = {}, D = {}, DV = {}, SP = {}, DVP = {}, RB = 4;\n", a.t, a.s, a.d, a.dv,
-                   round16(a.s), round16(a.dv));
+  // TILE: the keys (and value columns) of one register tile, two vectors; SP and DVP pad S and Dv to
+  // whole tiles.
+  s += fmt::format("  constexpr int64_t T = {}, S = {}, D = {}, DV = {}, RB = TC_ATT_RB;\n", a.t, a.s, a.d, a.dv);
+  s += "#ifdef TC_ATT_W\n  constexpr int64_t TILE = 2 * TC_ATT_W;\n#else\n  constexpr int64_t TILE = 16;\n#endif\n";
+  s += "  constexpr int64_t SP = (S + TILE - 1) / TILE * TILE, DVP = (DV + TILE - 1) / TILE * TILE;\n";
   s += fmt::format("  constexpr bool MASKED = {};\n", masked ? "true" : "false");
   s += fmt::format("  const float scale = {:#.9g}f;\n", static_cast<float>(a.scale));
   s += fmt::format("#define SCALE_OP(x) ((x) {} scale)\n", a.divide ? "/" : "*");
