@@ -29,8 +29,10 @@ class ConvChains(nn.Module):
     convolutions, a per-channel scale before the projection; its squeeze width is not a multiple of
     a block), a fire module (SqueezeNet's: two convolutions concatenated, then a ceil-mode max pool
     another convolution reads; a second cat whose first part is not a whole block, one part read
-    by both cats, a max pool with padding and the default stride), and chain values that leave as
-    graph outputs."""
+    by both cats, a max pool with padding and the default stride), ConvNeXt's channels-last
+    convolutions (a layer norm between two permutes hands the convolution a channels-last input,
+    eager then writes its output channels-last too, and a residual arrives that way), and chain
+    values that leave as graph outputs."""
 
     def __init__(self):
         super().__init__()
@@ -52,6 +54,10 @@ class ConvChains(nn.Module):
         self.expand3 = nn.Conv2d(24, 16, 3, padding=1)
         self.after_pool = nn.Conv2d(32, 16, 3, padding=1)
         self.odd = nn.Conv2d(24, 12, 1)
+        self.norm_in = nn.LayerNorm(24)
+        self.down_cl = nn.Conv2d(24, 32, 2, stride=2)
+        self.norm_mid = nn.LayerNorm(32)
+        self.dw7 = nn.Conv2d(32, 32, 7, padding=3, groups=32)
 
     def forward(self, x):
         x = self.stem(x)
@@ -72,7 +78,10 @@ class ConvChains(nn.Module):
         g = torch.relu(self.after_pool(torch.nn.functional.max_pool2d(f, 3, 2, ceil_mode=True)))
         q = torch.nn.functional.max_pool2d(torch.cat([self.odd(p), f1], 1), 2, padding=1)
         fire = torch.cat([g.flatten(1), q.flatten(1), f.amax(dim=(2, 3))], 1)  # f is read densely too
-        return h, t, torch.nn.functional.adaptive_avg_pool2d(d, 1).flatten(1), e, fire
+        c = self.down_cl(self.norm_in(e.permute(0, 2, 3, 1)).permute(0, 3, 1, 2))  # a channels-last input
+        r = self.norm_mid(c.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+        z = self.dw7(r) + r                           # input and residual channels-last, dense
+        return h, t, torch.nn.functional.adaptive_avg_pool2d(d, 1).flatten(1), e, fire, z
 
 
 def build(outdir):

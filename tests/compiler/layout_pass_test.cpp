@@ -282,6 +282,27 @@ TEST(LayoutPass, ResNet18FusesEveryResidualAddIntoAConvolution) {
   EXPECT_EQ(l.ir.find("aten::add ->"), std::string::npos);  // no add left as its own step
 }
 
+// ConvNeXt hands its convolutions channels-last values (a layer norm between two permutes) and
+// eager writes their outputs channels-last too: the steps read and write that memory as it is,
+// so every convolution joins the chain (the 18 depthwise and 3 downsampling ones ran as LibTorch
+// calls, which reordered the weights and copied the inputs on every call; the last downsample
+// took 6.7 ms of a 90 ms call, 1.4 ms as a step).
+TEST(LayoutPass, ConvNeXtsChannelsLastConvolutionsRunAsStepsWithoutACopy) {
+  at::NoGradGuard no_grad;
+  CompiledModule m(load_model(sample("convnext_tiny")), strict_cpp(), nullptr);
+  auto in = inputs_for({"f32[1,3,224,224]"});
+  expect_compiled_matches_eager(m, in);
+  if (!onednn_layout_enabled()) GTEST_SKIP() << "built without oneDNN's headers";
+  Layouts l = layouts(m);
+  EXPECT_EQ(l.total.convolutions, 22);
+  // Every output but the stem's is dense channels-last (the three downsamples' blocked too, for
+  // the next block's depthwise convolution), and so is every input but the image and those three.
+  EXPECT_EQ(occurrences(l.ir, "dense nhwc ("), 21u + 18u) << l.ir;
+  for (const auto& r : l.total.reorders) {  // only the stem's output is NCHW in eager
+    if (r.find("-> nchw") != std::string::npos) EXPECT_NE(r.find("out of d0_conv"), std::string::npos) << r;
+  }
+}
+
 // The chain's layout is autotuned (oneDNN's per-primitive choice against nChw16c and nChw8c, over
 // whole runs of the graph), recorded in the IR, and read from the autotune cache by the next
 // compile; the user's inputs are not touched by the timing runs.

@@ -165,6 +165,10 @@ struct OnednnConv {
   ValueLayout residual_layout = ValueLayout::Dense;  // how the residual arrives
   ValueLayout output_layout = ValueLayout::Dense;    // what readers need
   bool residual_in_place = false;  // this step is the residual's last reader: write over it
+  // The dense form of the input, and of the output and residual, where they are dense: the memory
+  // format eager gave them in the capture, NCHW or channels-last (ConvNeXt's convolutions read a
+  // layer norm's permuted output, and eager's convolution then writes channels-last too).
+  bool input_channels_last = false, output_channels_last = false;
   int64_t n = 0, c = 0, h = 0, w = 0, oc = 0, oh = 0, ow = 0;
   int64_t kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, groups = 1;
   int weight = -1, bias = -1;  // constants (weight [OC, C/groups, kh, kw], bias [OC])

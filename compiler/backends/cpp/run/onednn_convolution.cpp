@@ -113,6 +113,12 @@ at::Tensor channel_means(const ChannelView& view, int64_t n, int64_t c) {
   return view.values.mean({2, 3}).reshape({n, -1}).narrow(1, 0, c).reshape({n, c, 1, 1}).contiguous();
 }
 
+// [n, c, h, w] floats in NCHW or channels-last memory.
+at::Tensor dense_tensor(int64_t n, int64_t c, int64_t h, int64_t w, bool channels_last) {
+  return at::empty({n, c, h, w}, at::TensorOptions().dtype(at::kFloat).memory_format(
+                                     channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous));
+}
+
 }  // namespace
 
 struct OnednnConvolution::Impl {
@@ -242,8 +248,8 @@ OnednnConvolution::OnednnConvolution(const OnednnConv& c, const at::Tensor& weig
     }
     if (!impl_->winograd) impl_->pd = impl_->make_pd(dnnl::algorithm::convolution_direct);
     impl_->primitive = dnnl::convolution_forward(impl_->pd);
-    impl_->dense_src = memory::desc(src, dt::f32, tag::nchw);
-    impl_->dense_dst = memory::desc(dst, dt::f32, tag::nchw);
+    impl_->dense_src = memory::desc(src, dt::f32, c.input_channels_last ? tag::nhwc : tag::nchw);
+    impl_->dense_dst = memory::desc(dst, dt::f32, c.output_channels_last ? tag::nhwc : tag::nchw);
     impl_->output_layout = std::make_shared<const BlockedLayout>(BlockedLayout{impl_->pd.dst_desc()});
     // The weight, once, into the layout the primitive computes with.
     impl_->weight = impl_->prepack_weight(impl_->pd, w);
@@ -264,14 +270,18 @@ bool OnednnConvolution::run(const BlockedValue* input_blocked, const at::Tensor*
                             const at::Tensor* scale, at::Tensor* pooled) {
   const OnednnConv& c = conv_;
   Impl& m = *impl_;
-  auto dense_fits = [](const at::Tensor* t, int64_t n, int64_t ch, int64_t h, int64_t w) {
+  // A dense operand in the memory format the plan took from eager (NCHW or channels-last).
+  auto dense_fits = [](const at::Tensor* t, int64_t n, int64_t ch, int64_t h, int64_t w, bool channels_last) {
     return t && t->defined() && t->scalar_type() == at::kFloat && t->device().is_cpu() && t->dim() == 4 &&
-           t->size(0) == n && t->size(1) == ch && t->size(2) == h && t->size(3) == w && t->is_contiguous();
+           t->size(0) == n && t->size(1) == ch && t->size(2) == h && t->size(3) == w &&
+           t->is_contiguous(channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous);
   };
   const bool in_blocked = input_blocked && input_blocked->buffer.defined() && input_blocked->layout;
-  if (!in_blocked && !dense_fits(input_dense, c.n, c.c, c.h, c.w)) return false;
+  if (!in_blocked && !dense_fits(input_dense, c.n, c.c, c.h, c.w, c.input_channels_last)) return false;
   const bool res_blocked = residual_blocked && residual_blocked->buffer.defined() && residual_blocked->layout;
-  if (c.residual_slot >= 0 && !res_blocked && !dense_fits(residual_dense, c.n, c.oc, c.oh, c.ow)) return false;
+  if (c.residual_slot >= 0 && !res_blocked && !dense_fits(residual_dense, c.n, c.oc, c.oh, c.ow, c.output_channels_last)) {
+    return false;
+  }
   const bool operands_dense = !in_blocked && !res_blocked;
   if (m.failed && operands_dense) return false;
   if (scale && !(scale->defined() && scale->scalar_type() == at::kFloat && scale->device().is_cpu() && scale->dim() == 4 &&
@@ -301,8 +311,8 @@ bool OnednnConvolution::run(const BlockedValue* input_blocked, const at::Tensor*
     ChannelView product = channel_view(src_md, src_tmp.data_ptr(), c.n, c.c, c.h, c.w);
     if (x.values.defined()) {
       at::mul_out(product.values, x.values, per_channel(x, *scale, c.n, c.c));
-    } else {  // a layout without a view: through NCHW
-      at::Tensor plain = at::empty({c.n, c.c, c.h, c.w}, at::TensorOptions().dtype(at::kFloat));
+    } else {  // a layout without a view: through the input's dense form
+      at::Tensor plain = dense_tensor(c.n, c.c, c.h, c.w, c.input_channels_last);
       m.reorder(src_md, src, m.dense_src, plain.data_ptr());
       m.stream.wait();
       plain.mul_(*scale);
@@ -359,9 +369,10 @@ bool OnednnConvolution::run(const BlockedValue* input_blocked, const at::Tensor*
   }
   if (dense) {
     if (dst_md == m.dense_dst) {
-      *dense = out.view(at::kFloat).view({c.n, c.oc, c.oh, c.ow});
+      *dense = c.output_channels_last ? out.view(at::kFloat).view({c.n, c.oh, c.ow, c.oc}).permute({0, 3, 1, 2})
+                                      : out.view(at::kFloat).view({c.n, c.oc, c.oh, c.ow});
     } else {
-      *dense = at::empty({c.n, c.oc, c.oh, c.ow}, at::TensorOptions().dtype(at::kFloat));
+      *dense = dense_tensor(c.n, c.oc, c.oh, c.ow, c.output_channels_last);
       m.reorder(dst_md, out.data_ptr(), m.dense_dst, dense->data_ptr());
     }
   }
@@ -372,8 +383,8 @@ bool OnednnConvolution::run(const BlockedValue* input_blocked, const at::Tensor*
       *pooled = channel_means(y, c.n, c.oc);
     } else if (dense && dense->defined()) {
       *pooled = dense->mean({2, 3}, /*keepdim=*/true).contiguous();
-    } else {  // a layout without a view: through NCHW
-      at::Tensor plain = at::empty({c.n, c.oc, c.oh, c.ow}, at::TensorOptions().dtype(at::kFloat));
+    } else {  // a layout without a view: through the output's dense form
+      at::Tensor plain = dense_tensor(c.n, c.oc, c.oh, c.ow, c.output_channels_last);
       m.reorder(dst_md, out.data_ptr(), m.dense_dst, plain.data_ptr());
       m.stream.wait();
       *pooled = plain.mean({2, 3}, /*keepdim=*/true).contiguous();

@@ -686,11 +686,11 @@ AutotuneDecision ProgramRunner::use_chain_format(const std::vector<AutotuneChoic
 std::string ProgramRunner::chain_signature() const {
   std::string out;
   for (const OnednnConv& c : program_.program.onednn_convs) {
-    out += fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}\n", c.name, c.n, c.c, c.h, c.w,
-                       c.oc, c.oh, c.ow, c.kh, c.kw, c.sh, c.sw, c.ph, c.pw, c.dh, c.dw, c.groups,
+    out += fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}\n", c.name, c.n, c.c, c.h,
+                       c.w, c.oc, c.oh, c.ow, c.kh, c.kw, c.sh, c.sw, c.ph, c.pw, c.dh, c.dw, c.groups,
                        static_cast<int>(c.input_layout), static_cast<int>(c.residual_layout),
                        static_cast<int>(c.output_layout), activation_name(c.activation), c.residual_in_place,
-                       c.scale_slot >= 0, c.pooled_slot >= 0);
+                       c.scale_slot >= 0, c.pooled_slot >= 0, c.input_channels_last, c.output_channels_last);
   }
   for (const ChainChannelOp& k : program_.program.channel_ops) {
     out += fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}\n", k.name, fmt::join(k.input_channels, ","), k.n,

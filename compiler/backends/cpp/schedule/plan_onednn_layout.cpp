@@ -46,10 +46,14 @@ class LayoutPlanner {
     const c10::IValue& v = ctx_.slots[static_cast<size_t>(slot)];
     return v.isTensor() ? &v.toTensor() : nullptr;
   }
-  static bool plain_float4d(const at::Tensor* t) {
-    return t && t->scalar_type() == at::kFloat && t->dim() == 4 && t->is_contiguous() && !t->requires_grad() &&
-           t->device().is_cpu();
+  static bool plain_float4d(const at::Tensor* t) { return dense_float4d(t) && t->is_contiguous(); }
+  // NCHW or channels-last, as a convolution's dense operands may be.
+  static bool dense_float4d(const at::Tensor* t) {
+    return t && t->scalar_type() == at::kFloat && t->dim() == 4 && !t->requires_grad() && t->device().is_cpu() &&
+           (t->is_contiguous() || t->is_contiguous(at::MemoryFormat::ChannelsLast));
   }
+  // Channels-last and not also NCHW (one channel, or 1x1 images, are both: NCHW then).
+  static bool channels_last(const at::Tensor* t) { return !t->is_contiguous(); }
   // Where the op's computation happens: the conv step it is fused into, or its own place.
   int position(int op) const {
     int c = plan_.step_of_op[static_cast<size_t>(op)];
@@ -96,13 +100,14 @@ class LayoutPlanner {
     const at::Tensor* x = example(op.args[0].slot);
     const at::Tensor* y = example(op.outputs[0]);
     const at::Tensor& w = op.args[1].constant.toTensor();
-    if (!plain_float4d(x) || !y || y->dim() != 4 || w.dim() != 4 || w.scalar_type() != at::kFloat) return false;
+    if (!dense_float4d(x) || !y || y->dim() != 4 || w.dim() != 4 || w.scalar_type() != at::kFloat) return false;
     c10::IValue b = ctx_.arg(op, 2);
     if (!b.isNone() && (!b.isTensor() || b.toTensor().scalar_type() != at::kFloat || b.toTensor().dim() != 1)) return false;
     OnednnConv c;
     c.op = i;
     c.input_slot = op.args[0].slot;
     c.conv_slot = c.output_slot = op.outputs[0];
+    c.input_channels_last = channels_last(x);
     c.n = x->size(0), c.c = x->size(1), c.h = x->size(2), c.w = x->size(3);
     c.oc = y->size(1), c.oh = y->size(2), c.ow = y->size(3);
     c.kh = w.size(2), c.kw = w.size(3);
@@ -156,6 +161,7 @@ class LayoutPlanner {
       }
       if (!nothing_impure_between(p, c.op)) return;  // x or s could change before the conv runs
       c.input_slot = x;
+      c.input_channels_last = false;  // x is NCHW (above)
       c.scale_op = p;
       c.scale_slot = scale;
       return;
@@ -208,7 +214,11 @@ class LayoutPlanner {
       const OnednnConv& conv = plan_.convs[static_cast<size_t>(c)];
       if (conv.residual_slot >= 0 || conv.activation != OnednnConv::Activation::None) continue;
       const at::Tensor* r = example(other);
-      if (!plain_float4d(r) || !out || r->sizes() != out->sizes() || example(slot)->sizes() != out->sizes()) continue;
+      // The residual's dense form is the output's (the step reads it in the output's layout).
+      if (!dense_float4d(r) || !dense_float4d(out) || channels_last(r) != channels_last(out) || r->sizes() != out->sizes() ||
+          example(slot)->sizes() != out->sizes()) {
+        continue;
+      }
       int p = producer_[static_cast<size_t>(other)];
       if (p >= 0 && position(p) >= conv.op) continue;  // not computed yet when the conv runs
       if (!nothing_impure_between(conv.op, j)) continue;
@@ -378,7 +388,11 @@ class LayoutPlanner {
       return !read_dense[s] ? ValueLayout::Blocked : read_blocked[s] ? ValueLayout::Both : ValueLayout::Dense;
     };
     for (auto& k : plan_.channel_ops) k.output_layout = layout_of(k.output_slot);
-    for (auto& c : plan_.convs) c.output_layout = layout_of(c.output_slot);
+    for (auto& c : plan_.convs) {
+      c.output_layout = layout_of(c.output_slot);
+      const at::Tensor* y = example(c.output_slot);
+      c.output_channels_last = y && dense_float4d(y) && channels_last(y);
+    }
     for (size_t c = 0; c < plan_.convs.size(); ++c) {
       OnednnConv& conv = plan_.convs[c];
       if (conv.residual_slot >= 0 && conv.residual_layout == ValueLayout::Blocked) conv.residual_in_place = last_reader_is(conv);
@@ -497,9 +511,10 @@ LayoutReport layout_report(const CapturedGraph& g, const std::vector<OnednnConv>
     }
     return std::string("graph input");
   };
-  auto leaving = [&](int slot, ValueLayout layout, const std::string& format, const std::string& name) {
-    if (layout != ValueLayout::Blocked && format != "nchw") {
-      r.reorders.push_back(fmt::format("%{} {} -> nchw out of {} (for {})", slot, format, name, dense_reader(slot)));
+  // `dense`: the value's dense form, the memory format eager gave it.
+  auto leaving = [&](int slot, ValueLayout layout, const std::string& format, const std::string& name, const std::string& dense) {
+    if (layout != ValueLayout::Blocked && format != dense) {
+      r.reorders.push_back(fmt::format("%{} {} -> {} out of {} (for {})", slot, format, dense, name, dense_reader(slot)));
     }
   };
   for (size_t c = 0; c < convs.size(); ++c) {
@@ -509,18 +524,19 @@ LayoutReport layout_report(const CapturedGraph& g, const std::vector<OnednnConv>
     r.post_ops += static_cast<int>(step_ops(conv).size()) - 1;
     if (p.winograd()) ++r.winograd;
     if (r.format.empty() && p.output_format() != "nchw") r.format = p.output_format();
-    auto entering = [&](int slot, ValueLayout layout, const std::string& want, const char* role) {
+    auto entering = [&](int slot, ValueLayout layout, const std::string& want, const char* role, const std::string& dense) {
       if (layout == ValueLayout::Blocked) {
         const std::string have = value_format(slot);
         if (have == want) ++r.blocked_values;
         else r.reorders.push_back(fmt::format("%{} {} -> {} into {} ({}, from {})", slot, have, want, conv.name, role, maker(slot)));
-      } else if (want != "nchw") {
-        r.reorders.push_back(fmt::format("%{} nchw -> {} into {} ({}, from {})", slot, want, conv.name, role, from_where(slot)));
+      } else if (want != dense) {
+        r.reorders.push_back(fmt::format("%{} {} -> {} into {} ({}, from {})", slot, dense, want, conv.name, role, from_where(slot)));
       }
     };
-    entering(conv.input_slot, conv.input_layout, p.input_format(), "input");
-    if (conv.residual_slot >= 0) entering(conv.residual_slot, conv.residual_layout, p.output_format(), "residual");
-    leaving(conv.output_slot, conv.output_layout, p.output_format(), conv.name);
+    const std::string dense_in = conv.input_channels_last ? "nhwc" : "nchw", dense_out = conv.output_channels_last ? "nhwc" : "nchw";
+    entering(conv.input_slot, conv.input_layout, p.input_format(), "input", dense_in);
+    if (conv.residual_slot >= 0) entering(conv.residual_slot, conv.residual_layout, p.output_format(), "residual", dense_out);
+    leaving(conv.output_slot, conv.output_layout, p.output_format(), conv.name, dense_out);
   }
   for (size_t k = 0; k < channel_ops.size(); ++k) {
     const ChainChannelOp& op = channel_ops[k];
@@ -530,7 +546,7 @@ LayoutReport layout_report(const CapturedGraph& g, const std::vector<OnednnConv>
       if (have == channel_format[k]) ++r.blocked_values;
       else r.reorders.push_back(fmt::format("%{} {} -> nchw into {} (input, from {})", s, have, op.name, maker(s)));
     }
-    leaving(op.output_slot, op.output_layout, channel_format[k], op.name);
+    leaving(op.output_slot, op.output_layout, channel_format[k], op.name, "nchw");
   }
   return r;
 }
