@@ -210,7 +210,9 @@ TEST(LayoutPass, ConvChainsMatchEagerAtEveryPatternAndAnotherBatch) {
   EXPECT_NE(l.ir.find("[aten::max_pool2d]: %47 blocked -> %48 dense"), std::string::npos) << l.ir;
   for (const auto& r : l.total.reorders) {
     EXPECT_EQ(r.find("for aten::adaptive_avg_pool2d"), std::string::npos) << r;
-    if (r.find("mul_conv") != std::string::npos) EXPECT_EQ(r.find("from aten::mul"), std::string::npos) << r;
+    if (r.find("mul_conv") != std::string::npos) {
+      EXPECT_EQ(r.find("from aten::mul"), std::string::npos) << r;
+    }
   }
 }
 
@@ -299,7 +301,9 @@ TEST(LayoutPass, ConvNeXtsChannelsLastConvolutionsRunAsStepsWithoutACopy) {
   // the next block's depthwise convolution), and so is every input but the image and those three.
   EXPECT_EQ(occurrences(l.ir, "dense nhwc ("), 21u + 18u) << l.ir;
   for (const auto& r : l.total.reorders) {  // only the stem's output is NCHW in eager
-    if (r.find("-> nchw") != std::string::npos) EXPECT_NE(r.find("out of d0_conv"), std::string::npos) << r;
+    if (r.find("-> nchw") != std::string::npos) {
+      EXPECT_NE(r.find("out of d0_conv"), std::string::npos) << r;
+    }
   }
 }
 
