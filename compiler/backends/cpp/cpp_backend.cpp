@@ -291,8 +291,10 @@ class CppBackend : public Backend {
 
   // The layout the oneDNN chains run in (ChainFormat), timed once per machine, thread count,
   // oneDNN and LibTorch over whole runs of the graph, read from the autotune cache after that. Only
-  // for chains of 4+ convolutions: elsewhere the choice saves little and the runs cost (ViT: one
-  // convolution in a 0.4 s graph). Returns the IR record's line.
+  // where 4+ values pass between chain steps in the chain's layout: elsewhere the choice saves
+  // little and the runs cost (ViT: one convolution in a 0.4 s graph; ConvNeXt-T: 22 convolutions
+  // whose values are dense channels-last between them but for 3, 2.5 s of a cold compile for
+  // layouts within 3% of each other). Returns the IR record's line.
   std::string autotune_chain(ProgramRunner& runner, const std::vector<c10::IValue>& examples,
                              std::vector<AutotuneDecision>* decisions) {
     if (runner.program().program.onednn_convs.empty()) return "";
@@ -309,7 +311,7 @@ class CppBackend : public Backend {
       decisions->push_back(d);
       return "\n  " + d.text + "\n";
     }
-    if (runner.program().program.onednn_convs.size() < 4) return "";
+    if (blocked_handoffs(runner.program().program) < 4) return "";
     bool cached = false;
     std::vector<AutotuneChoice> choices = cached_or_measured(
         fmt::format("chain layout, raced\n{}\nonednn {}", runner.chain_signature(), onednn_version()), kChainFormats,
@@ -321,6 +323,17 @@ class CppBackend : public Backend {
     AutotuneDecision d = runner.use_chain_format(choices, cached);
     decisions->push_back(d);
     return "\n  " + d.text + "\n";
+  }
+
+  // Values chain steps read in the chain's own layout: a convolution's blocked input or residual,
+  // each input of a cat or max pool.
+  static int blocked_handoffs(const LoopProgram& p) {
+    int n = 0;
+    for (const OnednnConv& c : p.onednn_convs) {
+      n += (c.input_layout == ValueLayout::Blocked) + (c.residual_slot >= 0 && c.residual_layout == ValueLayout::Blocked);
+    }
+    for (const ChainChannelOp& k : p.channel_ops) n += static_cast<int>(k.input_slots.size());
+    return n;
   }
 
   std::unique_ptr<CompiledGraph> eager(const CapturedGraph& g, CpuProfiler* profiler, CompileReport report) {
