@@ -92,7 +92,14 @@ class AutogradGraph : public CompiledGraph {
     }
     std::vector<c10::IValue> saved;
     size_t next_output = g.graph_outputs;
-    for (int input : g.saved_inputs) saved.push_back(input >= 0 ? all[static_cast<size_t>(input)] : out[next_output++]);
+    // Saved as data only: the backward runs without autograd. A saved forward output that is also
+    // a graph output gets this node as its grad_fn below; kept with that history it would hold the
+    // node that holds it, a cycle nothing frees (after a graph break in training, the value the
+    // next graph reads is saved for this graph's backward too: every compiled graph leaked).
+    for (int input : g.saved_inputs) {
+      const c10::IValue& v = input >= 0 ? all[static_cast<size_t>(input)] : out[next_output++];
+      saved.push_back(v.isTensor() && v.toTensor().defined() ? c10::IValue(v.toTensor().detach()) : v);
+    }
     out.resize(g.graph_outputs);
     if (!record) return out;
     auto node = compat::make_autograd_node<CompiledBackward>(plan_, std::move(saved), backward_id);

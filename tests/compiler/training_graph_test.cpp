@@ -4,6 +4,7 @@
 // trained a few steps compiled and eagerly with equal losses and gradients.
 #include <cmath>
 #include <map>
+#include <memory>
 #include <set>
 
 #include <ATen/ATen.h>
@@ -345,6 +346,31 @@ TEST(CompiledTraining, BatchNormOfATransposedValueGetsTheFormulasGradients) {
 
 // A graph with an op that has no derivative rule runs through LibTorch, its gradients still
 // right, and the hint says which op and where.
+// After a graph break in training, the value the next graph reads is also saved for this graph's
+// backward. The node kept it with the history it then gets (this node as its grad_fn): a cycle
+// that kept every compiled graph's backward, and through it the compiled program, alive for good
+// (LeakSanitizer found it). Once the outputs are gone, no compiled backward node may remain.
+TEST(CompiledTraining, NoCompiledBackwardOutlivesTheOutputsAcrossAGraphBreak) {
+  CompiledModule m(load_model(sample("submodule_break")), CompileOptions{}, nullptr);
+  auto in = testing::inputs_for({"f32[4,8]"});
+  std::vector<std::weak_ptr<torch::autograd::Node>> compiled_nodes;
+  {
+    c10::IValue out;
+    for (int call = 0; call < 3; ++call) out = m.call(in);  // the last calls run compiled graphs
+    std::vector<std::shared_ptr<torch::autograd::Node>> todo{out.toTensor().grad_fn()};
+    std::set<torch::autograd::Node*> seen;
+    while (!todo.empty()) {
+      std::shared_ptr<torch::autograd::Node> n = std::move(todo.back());
+      todo.pop_back();
+      if (!n || !seen.insert(n.get()).second) continue;
+      if (n->name() == "tcprof::CompiledBackward") compiled_nodes.push_back(n);
+      for (const auto& e : n->next_edges()) todo.push_back(e.function);
+    }
+  }
+  ASSERT_GE(compiled_nodes.size(), 2u) << "the sample no longer runs two compiled training graphs";
+  for (const auto& n : compiled_nodes) EXPECT_TRUE(n.expired());
+}
+
 TEST(CompiledTraining, AnOpWithoutARuleRunsEagerlyAndTheHintNamesIt) {
   at::AutoGradMode grad(true);
   TempDir dir;
