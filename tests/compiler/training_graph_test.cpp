@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <type_traits>
 
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
@@ -13,6 +14,7 @@
 #include <torch/csrc/autograd/variable.h>
 
 #include "compiler/autodiff/derivative_rules.h"
+#include "compiler/torch_compat_autograd.h"
 #include "tests/compiler/compiler_test_support.h"
 #include "tests/test_support.h"
 
@@ -351,19 +353,23 @@ TEST(CompiledTraining, BatchNormOfATransposedValueGetsTheFormulasGradients) {
 // that kept every compiled graph's backward, and through it the compiled program, alive for good
 // (LeakSanitizer found it). Once the outputs are gone, no compiled backward node may remain.
 TEST(CompiledTraining, NoCompiledBackwardOutlivesTheOutputsAcrossAGraphBreak) {
+  // Nodes are held by std::shared_ptr before LibTorch 2.15, by c10::intrusive_ptr from it.
+  using NodePtr = std::decay_t<decltype(std::declval<const torch::autograd::Edge&>().function)>;
+  using WeakNode = std::conditional_t<compat::kIntrusiveAutogradNodes, c10::weak_intrusive_ptr<torch::autograd::Node>,
+                                      std::weak_ptr<torch::autograd::Node>>;
   CompiledModule m(load_model(sample("submodule_break")), CompileOptions{}, nullptr);
   auto in = testing::inputs_for({"f32[4,8]"});
-  std::vector<std::weak_ptr<torch::autograd::Node>> compiled_nodes;
+  std::vector<WeakNode> compiled_nodes;
   {
     c10::IValue out;
     for (int call = 0; call < 3; ++call) out = m.call(in);  // the last calls run compiled graphs
-    std::vector<std::shared_ptr<torch::autograd::Node>> todo{out.toTensor().grad_fn()};
+    std::vector<NodePtr> todo{out.toTensor().grad_fn()};
     std::set<torch::autograd::Node*> seen;
     while (!todo.empty()) {
-      std::shared_ptr<torch::autograd::Node> n = std::move(todo.back());
+      NodePtr n = std::move(todo.back());
       todo.pop_back();
       if (!n || !seen.insert(n.get()).second) continue;
-      if (n->name() == "tcprof::CompiledBackward") compiled_nodes.push_back(n);
+      if (n->name() == "tcprof::CompiledBackward") compiled_nodes.emplace_back(n);
       for (const auto& e : n->next_edges()) todo.push_back(e.function);
     }
   }
