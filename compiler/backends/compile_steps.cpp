@@ -118,16 +118,16 @@ std::string program_ir(const CapturedGraph& g, const ScheduledProgram& s) {
         for (int op : step_ops(c)) ops.push_back(g.ops[static_cast<size_t>(op)].name);
         std::string scale = c.scale_slot < 0 ? "" : fmt::format(" * %{} dense", c.scale_slot);
         std::string pooled = c.pooled_slot < 0 ? "" : fmt::format(", pooled %{} dense", c.pooled_slot);
-        // A dense value in channels-last memory (eager's format for it) says so.
-        auto layout = [](ValueLayout l, bool channels_last) {
-          return fmt::format("{}{}", value_layout_name(l), channels_last && l != ValueLayout::Blocked ? " nhwc" : "");
+        // A dense value in memory other than NCHW (eager's format for it: channels-last) says so.
+        auto layout = [](ValueLayout l, const std::string& dense) {
+          return fmt::format("{}{}", value_layout_name(l), l != ValueLayout::Blocked && dense != "nchw" ? " " + dense : "");
         };
         std::string residual = c.residual_slot < 0 ? ""
-                               : fmt::format(" + %{} {}{}", c.residual_slot, layout(c.residual_layout, c.output_channels_last),
+                               : fmt::format(" + %{} {}{}", c.residual_slot, layout(c.residual_layout, c.dense_output_format()),
                                              c.residual_in_place ? " (written over)" : "");
         out += fmt::format("  onednn {} [{}]: %{} {} ({}){}{} -> %{} {} ({}){}\n", c.name, fmt::join(ops, ", "), c.input_slot,
-                           layout(c.input_layout, c.input_channels_last), p.input_format(), scale, residual, c.output_slot,
-                           layout(c.output_layout, c.output_channels_last), p.output_format(), pooled);
+                           layout(c.input_layout, c.dense_input_format()), p.input_format(), scale, residual, c.output_slot,
+                           layout(c.output_layout, c.dense_output_format()), p.output_format(), pooled);
         break;
       }
       case Step::Kind::ChannelOp: {

@@ -169,6 +169,9 @@ struct OnednnConv {
   // format eager gave them in the capture, NCHW or channels-last (ConvNeXt's convolutions read a
   // layer norm's permuted output, and eager's convolution then writes channels-last too).
   bool input_channels_last = false, output_channels_last = false;
+  // Those dense forms by oneDNN's names ("nchw", "nhwc"), as explain and the IR show them.
+  const char* dense_input_format() const { return input_channels_last ? "nhwc" : "nchw"; }
+  const char* dense_output_format() const { return output_channels_last ? "nhwc" : "nchw"; }
   int64_t n = 0, c = 0, h = 0, w = 0, oc = 0, oh = 0, ow = 0;
   int64_t kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, groups = 1;
   int weight = -1, bias = -1;  // constants (weight [OC, C/groups, kh, kw], bias [OC])

@@ -533,10 +533,11 @@ LayoutReport layout_report(const CapturedGraph& g, const std::vector<OnednnConv>
         r.reorders.push_back(fmt::format("%{} {} -> {} into {} ({}, from {})", slot, dense, want, conv.name, role, from_where(slot)));
       }
     };
-    const std::string dense_in = conv.input_channels_last ? "nhwc" : "nchw", dense_out = conv.output_channels_last ? "nhwc" : "nchw";
-    entering(conv.input_slot, conv.input_layout, p.input_format(), "input", dense_in);
-    if (conv.residual_slot >= 0) entering(conv.residual_slot, conv.residual_layout, p.output_format(), "residual", dense_out);
-    leaving(conv.output_slot, conv.output_layout, p.output_format(), conv.name, dense_out);
+    entering(conv.input_slot, conv.input_layout, p.input_format(), "input", conv.dense_input_format());
+    if (conv.residual_slot >= 0) {
+      entering(conv.residual_slot, conv.residual_layout, p.output_format(), "residual", conv.dense_output_format());
+    }
+    leaving(conv.output_slot, conv.output_layout, p.output_format(), conv.name, conv.dense_output_format());
   }
   for (size_t k = 0; k < channel_ops.size(); ++k) {
     const ChainChannelOp& op = channel_ops[k];
