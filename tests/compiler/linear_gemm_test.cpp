@@ -13,10 +13,12 @@
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
 
+#include "compiler/backends/cpp/codegen/codegen_cpp.h"
 #include "compiler/backends/cpp/run/linear_gemm.h"
 #include "compiler/backends/cpp/run/mkl_packed_linear.h"
 #include "compiler/backends/cpp/run/onednn_convolution.h"
 #include "compiler/backends/cpp/run/onednn_linear.h"
+#include "compiler/toolchain/kernel_library.h"
 #include "tests/compiler/compiler_test_support.h"
 #include "tests/test_support.h"
 
@@ -141,15 +143,34 @@ TEST(LinearGemm, MklPackedGemmMatchesLibTorchLinear) {
   ::unsetenv("TCPROF_LINEAR_GEMM");
 }
 
-// GELU after the GEMM runs in its output pass: its erf and tanh forms equal
-// LibTorch's linear then activation, through oneDNN's post-op and through the BLAS path's own
-// pass, on values in GELU's tails and on inf, -inf and NaN outputs (GELU(-inf) is eager's NaN).
+// The generated bias + activation pass after a GEMM run without its bias (codegen's
+// generate_linear_epilogue), compiled by the real toolchain.
+struct GeneratedEpilogue {
+  KernelLibraryResult library;
+  LinearEpilogueFn fn = nullptr;
+  GeneratedEpilogue(const testing::TempDir& dir, int64_t rows, int64_t out_features, WindowKernel::Activation activation) {
+    WindowKernel k;
+    k.kind = WindowKernel::Kind::LinearGemm;
+    k.n = rows, k.out_features = out_features, k.activation = activation;
+    KernelLibraryOptions options;
+    options.cache_dir = dir.file("cache");
+    library = KernelLibraryBuilder(options).compile(std::string(codegen_prelude()) + generate_window_kernel(k, "epilogue"));
+    fn = reinterpret_cast<LinearEpilogueFn>(library.library->symbol("epilogue"));
+  }
+};
+
+// GELU after the GEMM runs in its output pass or in the generated epilogue: its erf and tanh
+// forms equal LibTorch's linear then activation, through oneDNN's post-op, MKL's and BLAS's GEMMs
+// with the generated epilogue (bias and activation; rows enough for several threads' blocks) and
+// the BLAS path's LibTorch pass, on values in GELU's tails and on inf, -inf and NaN outputs
+// (GELU(-inf) is eager's NaN).
 TEST(LinearGemm, ActivationInTheOutputPassMatchesLinearThenActivation) {
   at::NoGradGuard no_grad;
   using Activation = WindowKernel::Activation;
   at::manual_seed(17);
+  testing::TempDir dir;
   at::Tensor w = at::randn({40, 24}) * 2, b = at::randn({40});
-  at::Tensor x = at::randn({7, 24});
+  at::Tensor x = at::randn({3000, 24});
   x[1].fill_(3.0f);                                      // large outputs: both tails
   x[2][0] = std::numeric_limits<float>::infinity();      // a column of +-inf
   x[3][5] = -std::numeric_limits<float>::infinity();
@@ -165,10 +186,23 @@ TEST(LinearGemm, ActivationInTheOutputPassMatchesLinearThenActivation) {
     // vectorised erf GELU (its answer for +inf depends on the tensor's length). Where the GEMM gave
     // +inf, either is eager's; everywhere else every inf and NaN must be eager's.
     const at::Tensor plus_inf = pre == std::numeric_limits<float>::infinity(), rest = plus_inf.logical_not();
-    at::Tensor prepared = PreparedLinear(w, &b, 7, activation)(x);
+    at::Tensor prepared = PreparedLinear(w, &b, 3000, activation)(x);
     at::Tensor blas = linear_transposed(x, transposed_weight(w), &b);
     apply_activation(blas, activation);
-    const std::vector<at::Tensor> ours = {prepared, blas};
+    std::vector<at::Tensor> ours = {prepared, blas};
+    GeneratedEpilogue epilogue(dir, 3000, 40, activation);
+    ASSERT_NE(epilogue.fn, nullptr);
+    for (const char* library : {"mkl", "blas"}) {
+      ::setenv("TCPROF_LINEAR_GEMM", library, 1);
+      PreparedLinear with_epilogue(w, &b, 3000, activation, epilogue.fn);
+      if (with_epilogue.method() != std::string(library)) continue;  // no MKL in this LibTorch
+      ours.push_back(with_epilogue(x));
+      at::Tensor no_bias = PreparedLinear(w, nullptr, 3000, activation, epilogue.fn)(x);
+      at::Tensor eager_no_bias = eager_activation(at::linear(x, w)), finite = eager_no_bias.isfinite();
+      EXPECT_TRUE(at::allclose(no_bias.masked_select(finite), eager_no_bias.masked_select(finite), 1e-4, 1e-5)) << library;
+    }
+    ::unsetenv("TCPROF_LINEAR_GEMM");
+    EXPECT_GE(ours.size(), 3u);
     for (const at::Tensor& y : ours) {
       EXPECT_TRUE(at::equal(y.masked_select(rest).isnan(), eager.masked_select(rest).isnan()))
           << static_cast<int>(activation) << "\n" << y << eager;
@@ -204,6 +238,28 @@ TEST(LinearGemm, TransformerLinearsArePlannedAsGemmsAndAutotuned) {
   EXPECT_TRUE(decided("_linear_gemm_gelu")) << ir;
   EXPECT_NE(ir.find("LibTorch aten::linear"), std::string::npos) << ir;
   EXPECT_EQ(ir.find("extern aten::linear"), std::string::npos) << ir;                 // none left as a plain call
+}
+
+// Where MKL's packed GEMM or BLAS runs a linear with GELU after it, the GEMM runs without its bias
+// and one generated pass adds the bias and applies GELU (the generated epilogue): the GPT's MLPs
+// through it equal eager, and the unit holds the epilogue.
+TEST(LinearGemm, GeluAfterMklOrBlasRunsInTheGeneratedEpilogue) {
+  at::NoGradGuard no_grad;
+  ::setenv("TCPROF_AUTOTUNE", "kernels", 1);  // the kernels whatever this machine's timings
+  for (const char* library : {"mkl", "blas"}) {
+    if (library == std::string("mkl") && !MklPackedLinear::available()) continue;
+    ::setenv("TCPROF_LINEAR_GEMM", library, 1);
+    CompiledModule m(load_model(sample("gpt_tiny")), strict_cpp(), nullptr);
+    for (const char* spec : {"i64[2,16](0,512)", "i64[2,16](0,512)"}) expect_compiled_matches_eager(m, inputs_for({spec}));
+    std::string code, ir;
+    for (const auto& f : m.frames()) {
+      for (const auto& e : f->entries) code += e->compiled->report().code, ir += e->compiled->report().ir;
+    }
+    EXPECT_NE(code.find("linear epilogue: bias + gelu over [rows, "), std::string::npos) << library;
+    EXPECT_NE(ir.find(std::string("_linear_gemm_gelu (") + library + ")"), std::string::npos) << library << "\n" << ir;
+  }
+  ::unsetenv("TCPROF_LINEAR_GEMM");
+  ::unsetenv("TCPROF_AUTOTUNE");
 }
 
 }  // namespace

@@ -293,7 +293,7 @@ GeneratedUnit generate_unit(const LoopProgram& program) {
   };
   for (const auto& k : program.kernels) unit.kernel_symbols.push_back(add(generate_kernel(k, "@NAME@")));
   for (const auto& k : program.window_kernels) {
-    unit.window_symbols.push_back(k.generated() ? add(generate_window_kernel(k, "@NAME@")) : "");
+    unit.window_symbols.push_back(k.generated() || k.generated_epilogue() ? add(generate_window_kernel(k, "@NAME@")) : "");
   }
   return unit;
 }

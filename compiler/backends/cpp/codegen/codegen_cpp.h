@@ -19,6 +19,7 @@ const char* codegen_prelude();
 std::string generate_kernel(const Kernel& kernel, const std::string& name);
 std::string generate_window_kernel(const WindowKernel& kernel, const std::string& name);
 std::string generate_attention_kernel(const WindowKernel& kernel, const std::string& name);
+std::string generate_linear_epilogue(const WindowKernel& kernel, const std::string& name);
 
 struct GeneratedUnit {
   std::string source;

@@ -1,5 +1,6 @@
 // Directly generated kernels for two ops eager runs on slow paths: depthwise convolution
-// (MobileNet's, ~36% of its eager time) and max pooling (~11% of ResNet18's). The window geometry
+// (MobileNet's, ~36% of its eager time) and max pooling (~11% of ResNet18's); and the epilogue of a
+// linear whose GEMM library cannot apply its GELU (below). The window geometry
 // is baked in as constants. Rows and columns whose window lies inside the input take the fast
 // path: one vectorised loop over output columns with every tap unrolled and the weights in
 // registers. Border pixels (padding) take a scalar path with bounds checks. The batch size is a
@@ -40,8 +41,40 @@ std::string clamp_code(const WindowKernel& k, const std::string& v) {
 
 }  // namespace
 
+// A linear's bias and activation over its [rows, N] output, in place, after a GEMM that ran
+// without them (MKL's packed GEMM, BLAS): one pass over the output where the GEMM's bias copy and
+// LibTorch's out-of-place gelu took three. The activation is the generated kernels' (lower_ops'
+// emit_gelu): x * tc_norm_cdf(x), or the tanh form. Rows are split across threads in blocks.
+std::string generate_linear_epilogue(const WindowKernel& k, const std::string& name) {
+  const bool tanh = k.activation == WindowKernel::Activation::GeluTanh;
+  const int64_t n = k.out_features;
+  std::string s = fmt::format("// linear epilogue: bias + {} over [rows, {}], in place\n", tanh ? "gelu (tanh)" : "gelu", n);
+  s += fmt::format("static __attribute__((noinline)) void {}_rows(float* __restrict y, const float* __restrict b, int64_t r0, int64_t r1) {{\n", name);
+  const std::string activation =
+      tanh ? fmt::format("(v * 0.5f) * (tc_tanh((v + ((v * v) * v) * {:#.9g}f) * {:#.9g}f) + 1.0f)", 0.044715, std::sqrt(2.0 / M_PI))
+           : "v * tc_norm_cdf(v)";
+  for (const char* value : {"yr[j] + b[j]", "yr[j]"}) {  // with and without a bias
+    s += value == std::string("yr[j]") ? "  else\n" : "  if (b)\n";
+    s += "  for (int64_t r = r0; r < r1; ++r) {\n";
+    s += fmt::format("    float* __restrict yr = y + r * {};\n", n);
+    s += fmt::format("    #pragma omp simd\n    for (int64_t j = 0; j < {}; ++j) {{\n", n);
+    s += fmt::format("      const float v = {};\n      yr[j] = {};\n    }}\n  }}\n", value, activation);
+  }
+  s += "}\n";
+  // Blocks of at least 64K values, so a thread's share is worth its start.
+  const int64_t block = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, n));
+  s += fmt::format("extern \"C\" void {}(const void* const* in_, void* const* out_, const int64_t* sz, const int64_t*) {{\n", name);
+  s += "  float* y = static_cast<float*>(out_[0]);\n  const float* b = static_cast<const float*>(in_[1]);\n";
+  s += fmt::format("  const int64_t rows = sz[0], blocks = (rows + {0} - 1) / {0};\n", block);
+  s += "  #pragma omp parallel for schedule(static) if (blocks > 1)\n";
+  s += fmt::format("  for (int64_t i = 0; i < blocks; ++i) {0}_rows(y, b, i * {1}, std::min<int64_t>(rows, (i + 1) * {1}));\n}}\n",
+                   name, block);
+  return s;
+}
+
 std::string generate_window_kernel(const WindowKernel& k, const std::string& name) {
   if (k.kind == WindowKernel::Kind::Attention) return generate_attention_kernel(k, name);
+  if (k.kind == WindowKernel::Kind::LinearGemm) return generate_linear_epilogue(k, name);
   bool conv = k.kind == WindowKernel::Kind::DepthwiseConv2d;
   auto [oh_lo, oh_hi] = interior(k.h, k.oh, k.kh, k.sh, k.ph, k.dh);
   auto [ow_lo, ow_hi] = interior(k.w, k.ow, k.kw, k.sw, k.pw, k.dw);

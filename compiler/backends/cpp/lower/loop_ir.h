@@ -104,6 +104,9 @@ struct WindowKernel {
   // as is_causal or as a constant boolean mask.
   enum class Kind : uint8_t { DepthwiseConv2d, MaxPool2d, Conv1x1Gemm, MkldnnConv, LinearGemv, LinearGemm, Attention, ScaledDotProductAttention } kind = Kind::DepthwiseConv2d;
   bool generated() const { return kind == Kind::DepthwiseConv2d || kind == Kind::MaxPool2d || kind == Kind::Attention; }
+  // A GEMM with an activation has a generated epilogue too: bias + activation in one pass over the
+  // output, for the GEMM libraries that cannot apply them in their own output pass (MKL, BLAS).
+  bool generated_epilogue() const { return kind == Kind::LinearGemm && activation != Activation::None; }
   std::string name;
   int op = -1;           // captured-graph op index
   int epilogue_op = -1;  // a clamp (relu/relu6/hardtanh) fused into it, or -1
@@ -114,7 +117,8 @@ struct WindowKernel {
   int weight_slot = -1, bias_slot = -1;  // conv: constant slots (weight [C,1,kh,kw], bias [C])
   float clamp_lo = 0, clamp_hi = 0;      // fused activation (hardtanh) when has_clamp
   bool has_clamp = false;
-  // LinearGemm: the activation of its epilogue_op, applied in the GEMM's output pass.
+  // LinearGemm: the activation of its epilogue_op, applied in the GEMM's output pass (oneDNN) or in
+  // the generated epilogue after it (run/linear_gemm.h).
   enum class Activation : uint8_t { None, Gelu, GeluTanh } activation = Activation::None;
   // Attention: input_slot is q [B, H, T, D] (or [H, T, D], [T, D]), kt_slot kT [.., D, S], v_slot v
   // [.., S, Dv]; the output is [.., T, Dv]. `fused_ops` are the ops after `op` it computes (scale,

@@ -60,7 +60,8 @@ void apply_activation(at::Tensor& y, WindowKernel::Activation activation) {
   }
 }
 
-PreparedLinear::PreparedLinear(const at::Tensor& w, const at::Tensor* bias, int64_t rows, WindowKernel::Activation activation)
+PreparedLinear::PreparedLinear(const at::Tensor& w, const at::Tensor* bias, int64_t rows, WindowKernel::Activation activation,
+                               LinearEpilogueFn epilogue)
     : activation_(activation) {
   if (bias != nullptr) bias_ = bias->contiguous();
   // oneDNN first, then MKL's packed GEMM where LibTorch has it, then BLAS. MKL's packed GEMM is
@@ -77,8 +78,11 @@ PreparedLinear::PreparedLinear(const at::Tensor& w, const at::Tensor* bias, int6
     } catch (const std::runtime_error&) {  // no oneDNN matmul for it
     }
   }
+  // MKL and BLAS cannot apply the activation; with the generated epilogue they run without the
+  // bias too, which the epilogue adds in the same pass.
+  if (epilogue != nullptr && activation != WindowKernel::Activation::None) epilogue_ = epilogue;
   if (allowed("mkl") && MklPackedLinear::available()) {
-    mkl_ = std::make_unique<MklPackedLinear>(w, bias, rows);
+    mkl_ = std::make_unique<MklPackedLinear>(w, epilogue_ ? nullptr : bias, rows);
     return;
   }
   transposed_ = transposed_weight(w);  // OpenBLAS (or whatever BLAS LibTorch has)
@@ -88,8 +92,16 @@ PreparedLinear::~PreparedLinear() = default;
 
 at::Tensor PreparedLinear::operator()(const at::Tensor& x) const {
   if (onednn_) return (*onednn_)(x);
-  at::Tensor y = mkl_ ? (*mkl_)(x) : linear_transposed(x, transposed_, bias_.defined() ? &bias_ : nullptr);
-  apply_activation(y, activation_);
+  const at::Tensor* gemm_bias = bias_.defined() && !epilogue_ ? &bias_ : nullptr;
+  at::Tensor y = mkl_ ? (*mkl_)(x) : linear_transposed(x, transposed_, gemm_bias);
+  if (!epilogue_) {
+    apply_activation(y, activation_);
+    return y;
+  }
+  const void* in[2] = {y.data_ptr(), bias_.defined() ? bias_.data_ptr() : nullptr};
+  void* out[1] = {y.data_ptr()};
+  const int64_t rows = y.numel() / std::max<int64_t>(1, y.size(-1));
+  if (y.numel() > 0) epilogue_(in, out, &rows, nullptr);
   return y;
 }
 

@@ -39,12 +39,18 @@ at::Tensor linear_transposed(const at::Tensor& x, const at::Tensor& wt, const at
 // y = activation(y), as LibTorch's gelu computes it.
 void apply_activation(at::Tensor& y, WindowKernel::Activation activation);
 
+// The generated bias + activation pass over a GEMM's [rows, N] output, in place
+// (codegen's generate_linear_epilogue): in = {y, bias or null}, out = {y}, sizes = {rows}.
+using LinearEpilogueFn = void (*)(const void* const*, void* const*, const int64_t*, const int64_t*);
+
 class PreparedLinear {
  public:
   // w [N, K], bias [N] or null, float on the CPU; `rows`: the compiled input's row count;
-  // `activation`: applied to the GEMM's output (in its output pass where oneDNN runs it).
+  // `activation`: applied to the GEMM's output: in its output pass where oneDNN runs it, else by
+  // `epilogue` (bias included, the GEMM then runs without it) or, without one, by LibTorch.
   PreparedLinear(const at::Tensor& w, const at::Tensor* bias, int64_t rows,
-                 WindowKernel::Activation activation = WindowKernel::Activation::None);
+                 WindowKernel::Activation activation = WindowKernel::Activation::None,
+                 LinearEpilogueFn epilogue = nullptr);
   ~PreparedLinear();
   // x [..., K] float -> contiguous [..., N], equal to activation(at::linear(x, w, bias)) up to rounding.
   at::Tensor operator()(const at::Tensor& x) const;
@@ -56,6 +62,7 @@ class PreparedLinear {
   std::unique_ptr<MklPackedLinear> mkl_;
   at::Tensor transposed_, bias_;
   WindowKernel::Activation activation_;
+  LinearEpilogueFn epilogue_ = nullptr;  // set only where the GEMM runs without the bias
 };
 
 }  // namespace tcprof

@@ -248,9 +248,10 @@ const PreparedLinear& ProgramRunner::prepared_linear(size_t k, int which) {
     const WindowKernel& n = program_.program.window_kernels[k];
     const int weight = which == 0 ? n.weight_slot : n.attention.proj_weight;
     const int bias = which == 0 ? n.bias_slot : n.attention.proj_bias;
+    const LinearEpilogueFn epilogue = which == 0 && n.generated_epilogue() && k < window_fns_.size() ? window_fns_[k] : nullptr;
     prepared = std::make_shared<const PreparedLinear>(program_.constants[static_cast<size_t>(weight)],
                                                       bias >= 0 ? &program_.constants[static_cast<size_t>(bias)] : nullptr, n.n,
-                                                      which == 0 ? n.activation : WindowKernel::Activation::None);
+                                                      which == 0 ? n.activation : WindowKernel::Activation::None, epilogue);
   }
   return *prepared;
 }
