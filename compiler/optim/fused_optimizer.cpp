@@ -140,9 +140,7 @@ std::string describe_optimizer_step(const FusedOptimizerOptions& o, const std::v
 std::string FusedOptimizer::describe() const { return describe_optimizer_step(options_, params_, ""); }
 
 void FusedOptimizer::zero_grad() {
-  for (auto& p : params_) {
-    if (p.grad().defined()) p.mutable_grad().zero_();
-  }
+  for (auto& p : params_) p.mutable_grad().reset();
 }
 
 void FusedOptimizer::step() {

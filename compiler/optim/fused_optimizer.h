@@ -46,7 +46,10 @@ class FusedOptimizer {
   static const char* source();
   std::string describe() const;
 
-  void zero_grad();  // sets existing gradients to zero, as torch::optim's zero_grad(false)
+  // Drops the gradients, as PyTorch's zero_grad() (set_to_none, its default since 2.0) and
+  // torch::optim's from 2.0: the next backward then hands its gradient over instead of adding it
+  // to zeros (a pass over every gradient less, and none to zero them).
+  void zero_grad();
   void step();       // parameters without a gradient are skipped, as in torch::optim
   int64_t steps() const { return step_; }
 

@@ -64,9 +64,7 @@ std::string LibTorchFusedOptimizer::describe() const {
 }
 
 void LibTorchFusedOptimizer::zero_grad() {
-  for (auto& p : params_) {
-    if (p.grad().defined()) p.mutable_grad().zero_();
-  }
+  for (auto& p : params_) p.mutable_grad().reset();
 }
 
 void LibTorchFusedOptimizer::step() {

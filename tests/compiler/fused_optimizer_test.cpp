@@ -98,6 +98,29 @@ TEST(FusedOptimizer, SgdWithAndWithoutMomentumMatchesTorchOptimSgd) {
   }
 }
 
+// zero_grad drops the gradients as PyTorch's does by default, so the next backward hands over a
+// new gradient instead of adding it into the old one zeroed; a step without gradients moves nothing.
+TEST(FusedOptimizer, ZeroGradDropsTheGradientsAndBackwardHandsItsGradientOver) {
+  auto params = optimizer_params(3);
+  for (auto& p : params) p.set_requires_grad(true);
+  FusedOptimizerOptions o;
+  o.kind = "adam";
+  FusedOptimizer fused(params, o);
+  (params[0] * 2).sum().backward();
+  ASSERT_TRUE(params[0].grad().defined());
+  const at::Tensor first = params[0].grad();
+  fused.zero_grad();
+  for (const auto& p : params) EXPECT_FALSE(p.grad().defined());
+  const at::Tensor before = params[0].detach().clone();
+  fused.step();
+  EXPECT_TRUE(params[0].detach().equal(before));
+  (params[0] * 3).sum().backward();
+  ASSERT_TRUE(params[0].grad().defined());
+  EXPECT_TRUE(params[0].grad().equal(at::full_like(params[0], 3)));
+  EXPECT_FALSE(params[0].grad().is_same(first));               // a new gradient, not the old one zeroed
+  EXPECT_TRUE(first.equal(at::full_like(params[0], 2)));       // which nothing wrote into
+}
+
 TEST(FusedOptimizer, ParametersItCannotStepAreAUsageErrorNamingWhy) {
   EXPECT_EQ(FusedOptimizer::unsupported_reason({at::zeros({4})}), "");
   EXPECT_EQ(FusedOptimizer::unsupported_reason({at::zeros({4}, at::kDouble)}), "a parameter is Double");
