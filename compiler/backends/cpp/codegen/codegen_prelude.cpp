@@ -72,20 +72,40 @@ inline float tc_exp_neg(float t) {
   return p * scale;
 }
 
-// erfc(a) for 0 <= a <= 6 as exp(-a^2) P(a) / Q(a), relative-accurate (fitted by scripts/fit_erf.py):
-// the tail keeps its digits where 1 - erf would cancel to a few float ulps of 1.
-inline float tc_erfc_nonneg(float a) {
-  float p = 8.468785137e-02f;
-  p = tc_fma(p, a, 4.423569143e-01f);
-  p = tc_fma(p, a, 9.788392186e-01f);
-  p = tc_fma(p, a, 1.0f);
-  float q = 1.501527429e-01f;
-  q = tc_fma(q, a, 7.830016613e-01f);
-  q = tc_fma(q, a, 1.820206761e+00f);
-  q = tc_fma(q, a, 2.107210398e+00f);
-  q = tc_fma(q, a, 1.0f);
-  return tc_exp_neg(-(a * a)) * p / q;
+// erfc's rational fit (scripts/fit_erf.py): erfc(a) = exp(-a^2) P(a) / Q(a) for 0 <= a <= 6,
+// relative-accurate (the tail keeps its digits where 1 - erf would cancel to a few float ulps of
+// 1). A TcErfcFit is that fit read in t = a / scale with P also times p_scale: its coefficients are
+// rescaled at compile time, so each use evaluates plain polynomials in its own variable.
+struct TcErfcFit {
+  float p[4], q[5];  // highest degree first
+  constexpr TcErfcFit(double scale, double p_scale) : p{}, q{} {
+    const double fp[4] = {8.468785137e-02, 4.423569143e-01, 9.788392186e-01, 1.0};
+    const double fq[5] = {1.501527429e-01, 7.830016613e-01, 1.820206761e+00, 2.107210398e+00, 1.0};
+    for (int i = 0; i < 4; ++i) {
+      double s = p_scale;
+      for (int k = i; k < 3; ++k) s *= scale;
+      p[i] = static_cast<float>(fp[i] * s);
+    }
+    for (int i = 0; i < 5; ++i) {
+      double s = 1;
+      for (int k = i; k < 4; ++k) s *= scale;
+      q[i] = static_cast<float>(fq[i] * s);
+    }
+  }
+};
+
+// P(t) / Q(t) of a fit (unrolled, so that the loops calling it still vectorise).
+inline float tc_fit_ratio(const TcErfcFit& f, float t) {
+  float p = f.p[0], q = f.q[0];
+#pragma GCC unroll 4
+  for (int i = 1; i < 4; ++i) p = tc_fma(p, t, f.p[i]);
+#pragma GCC unroll 4
+  for (int i = 1; i < 5; ++i) q = tc_fma(q, t, f.q[i]);
+  return p / q;
 }
+
+constexpr TcErfcFit kTcErfc(1.0, 1.0);
+inline float tc_erfc_nonneg(float a) { return tc_exp_neg(-(a * a)) * tc_fit_ratio(kTcErfc, a); }
 
 // a P(a^2) / Q(a^2) below 1.75 (erf of tiny values keeps its relative accuracy), 1 - erfc beyond;
 // both evaluated, so loops that call it still vectorise. NaN stays NaN through every step.
@@ -106,25 +126,17 @@ inline float tc_erf(float x) {
 
 // The standard normal CDF, 0.5 * erfc(-x / sqrt 2), so that x * Phi(x) (GELU) keeps its relative
 // accuracy for negative x instead of cancelling in 0.5 * (1 + erf). The lower tail is
-// Phi(-|x|) = exp(-x^2 / 2) P(|x|) / Q(|x|): tc_erfc_nonneg's fit with its coefficients rescaled to
-// |x| (and P's halved), so that nothing clamps or scales the argument and x^2 / 2 is exact. A GELU
-// loop is 37 AVX-512 instructions a vector where going through tc_erfc_nonneg took 45: over
-// [3136, 384] at one thread 0.70 -> 0.51 ms (LibTorch's gelu 0.58), and 2.2 -> 0.9e-6 relative.
+// Phi(-|x|) = exp(-x^2 / 2) P(|x|) / Q(|x|): erfc's fit read in |x| (and halved), so that nothing
+// clamps or scales the argument and x^2 / 2 is exact. A GELU loop is 37 AVX-512 instructions a
+// vector where going through tc_erfc_nonneg took 45: over [3136, 384] at one thread 0.70 -> 0.51 ms
+// (LibTorch's gelu 0.58), and 2.2 -> 0.9e-6 relative.
 // Below x = -5.5426 (Phi < 2^-26) it is 0, as eager's 0.5 * (1 + erf) is once erf rounds to -1:
 // GELU is then -0 there too, and -0 * inf is eager's NaN (fuzz case 166923019082439). That test
 // also keeps exp's argument, -x^2 / 2, above -15.4 wherever its result is used.
+constexpr TcErfcFit kTcNormalTail(0.70710678118654752440, 0.5);  // Phi(-t) = erfc(t / sqrt 2) / 2
 inline float tc_norm_cdf(float x) {
   float a = std::fabs(x);
-  float p = 1.497083850e-02f;
-  p = tc_fma(p, a, 1.105892286e-01f);
-  p = tc_fma(p, a, 3.460719246e-01f);
-  p = tc_fma(p, a, 0.5f);
-  float q = 3.753818573e-02f;
-  q = tc_fma(q, a, 2.768328922e-01f);
-  q = tc_fma(q, a, 9.101033805e-01f);
-  q = tc_fma(q, a, 1.490022762e+00f);
-  q = tc_fma(q, a, 1.0f);
-  float lower = tc_exp_neg(-0.5f * (x * x)) * (p / q);  // Phi(-|x|); NaN stays NaN
+  float lower = tc_exp_neg(-0.5f * (x * x)) * tc_fit_ratio(kTcNormalTail, a);  // Phi(-|x|); NaN stays NaN
   lower = a > 5.54259405f ? 0.0f : lower;
   return x < 0 ? lower : 1.0f - lower;
 }
