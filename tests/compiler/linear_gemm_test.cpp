@@ -242,10 +242,19 @@ TEST(LinearGemm, TransformerLinearsArePlannedAsGemmsAndAutotuned) {
 
 // Where MKL's packed GEMM or BLAS runs a linear with GELU after it, the GEMM runs without its bias
 // and one generated pass adds the bias and applies GELU (the generated epilogue): the GPT's MLPs
-// through it equal eager, and the unit holds the epilogue.
+// through it equal eager, and the unit holds the epilogue. Where oneDNN runs it (its post-op
+// applies GELU) the unit has none.
 TEST(LinearGemm, GeluAfterMklOrBlasRunsInTheGeneratedEpilogue) {
   at::NoGradGuard no_grad;
   ::setenv("TCPROF_AUTOTUNE", "kernels", 1);  // the kernels whatever this machine's timings
+  if (onednn_layout_enabled()) {
+    ::setenv("TCPROF_LINEAR_GEMM", "onednn", 1);
+    CompiledModule m(load_model(sample("gpt_tiny")), strict_cpp(), nullptr);
+    expect_compiled_matches_eager(m, inputs_for({"i64[2,16](0,512)"}));
+    for (const auto& f : m.frames()) {
+      for (const auto& e : f->entries) EXPECT_EQ(e->compiled->report().code.find("linear epilogue"), std::string::npos);
+    }
+  }
   for (const char* library : {"mkl", "blas"}) {
     if (library == std::string("mkl") && !MklPackedLinear::available()) continue;
     ::setenv("TCPROF_LINEAR_GEMM", library, 1);

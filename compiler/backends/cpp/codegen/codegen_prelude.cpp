@@ -64,9 +64,9 @@ inline float tc_exp_neg(float t) {
   float k = tc_fma(t, 1.44269504088896341f, 12582912.0f);
   float n = k - 12582912.0f;
   float p = tc_exp_reduced(t, n);
-  int32_t bits;
+  uint32_t bits;  // unsigned: no overflow for the arguments a caller computes and then discards
   std::memcpy(&bits, &k, sizeof bits);
-  bits = static_cast<int32_t>(static_cast<uint32_t>(bits) << 23) + (127 << 23);  // 2^n
+  bits = (bits << 23) + (127u << 23);  // 2^n
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
   return p * scale;

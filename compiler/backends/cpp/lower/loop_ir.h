@@ -104,9 +104,10 @@ struct WindowKernel {
   // as is_causal or as a constant boolean mask.
   enum class Kind : uint8_t { DepthwiseConv2d, MaxPool2d, Conv1x1Gemm, MkldnnConv, LinearGemv, LinearGemm, Attention, ScaledDotProductAttention } kind = Kind::DepthwiseConv2d;
   bool generated() const { return kind == Kind::DepthwiseConv2d || kind == Kind::MaxPool2d || kind == Kind::Attention; }
-  // A GEMM with an activation has a generated epilogue too: bias + activation in one pass over the
-  // output, for the GEMM libraries that cannot apply them in their own output pass (MKL, BLAS).
-  bool generated_epilogue() const { return kind == Kind::LinearGemm && activation != Activation::None; }
+  // A GEMM with an activation has a generated epilogue too where its library cannot apply the
+  // activation in its own output pass (MKL, BLAS; `epilogue_kernel`, set by the schedule): bias +
+  // activation in one pass over the output.
+  bool generated_epilogue() const { return kind == Kind::LinearGemm && activation != Activation::None && epilogue_kernel; }
   std::string name;
   int op = -1;           // captured-graph op index
   int epilogue_op = -1;  // a clamp (relu/relu6/hardtanh) fused into it, or -1
@@ -120,6 +121,7 @@ struct WindowKernel {
   // LinearGemm: the activation of its epilogue_op, applied in the GEMM's output pass (oneDNN) or in
   // the generated epilogue after it (run/linear_gemm.h).
   enum class Activation : uint8_t { None, Gelu, GeluTanh } activation = Activation::None;
+  bool epilogue_kernel = false;
   // Attention: input_slot is q [B, H, T, D] (or [H, T, D], [T, D]), kt_slot kT [.., D, S], v_slot v
   // [.., S, Dv]; the output is [.., T, Dv]. `fused_ops` are the ops after `op` it computes (scale,
   // mask, softmax, second matmul). Row i of the scores keeps keys [keep_lo[i], keep_hi[i]) (the

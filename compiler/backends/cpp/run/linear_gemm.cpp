@@ -17,6 +17,11 @@ std::string forced_linear_gemm() {
   return v == nullptr ? "" : v;
 }
 
+bool linear_gemm_takes_onednn() {
+  const std::string forced = forced_linear_gemm();
+  return (forced.empty() || forced == "onednn") && onednn_layout_enabled();
+}
+
 at::Tensor transposed_weight(const at::Tensor& w) {
   TORCH_CHECK(w.dim() == 2 && w.scalar_type() == at::kFloat, "transposed_weight: a 2-D float weight");
   const at::Tensor src = w.contiguous();

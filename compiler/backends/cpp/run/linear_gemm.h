@@ -33,6 +33,10 @@ std::string forced_linear_gemm();
 // is 3-5x slower).
 at::Tensor transposed_weight(const at::Tensor& w);
 
+// Whether a prepared linear will take oneDNN's GEMM, which applies an activation in its own output
+// pass (else MKL's or BLAS's, which need the generated epilogue for it).
+bool linear_gemm_takes_onednn();
+
 // x [..., K] @ wt [K, N] (+ bias [N]) -> contiguous [..., N], as one GEMM over the flattened rows.
 at::Tensor linear_transposed(const at::Tensor& x, const at::Tensor& wt, const at::Tensor* bias);
 
