@@ -76,7 +76,7 @@ PreparedLinear::PreparedLinear(const at::Tensor& w, const at::Tensor* bias, int6
   // the Inductor table does, like for like with Inductor's freezing, which packs the same way).
   const std::string forced = forced_linear_gemm();
   auto allowed = [&](const char* library) { return forced.empty() || forced == library; };
-  if (allowed("onednn") && onednn_layout_enabled()) {
+  if (linear_gemm_takes_onednn()) {
     try {
       onednn_ = std::make_unique<OnednnLinear>(w, bias, rows, activation);
       return;
