@@ -34,6 +34,8 @@ namespace {
 struct BenchOptions : TrainBenchOptions {
   bool torchscript = true;
   bool train = false;
+  bool recording_cost = false;
+  int block = 5;
 };
 
 double median_ms(std::vector<int64_t> samples) {
@@ -109,8 +111,18 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--loss", o->loss, "With --train: mse | cross_entropy | model (forward returns its loss)")
       ->capture_default_str();
   add_optimizer_options(cmd, o->optimizer, "With --train: ");
+  cmd->add_flag("--recording-cost", o->recording_cost,
+                "Time tcprof's calls under --profile off, summary and full in one process instead (what recording "
+                "costs; on a GPU with CUDA events)");
+  cmd->add_option("--block", o->block, "With --recording-cost: calls per mode before the next mode's turn")
+      ->capture_default_str();
   cmd->callback([o] {
+    if (o->train && o->recording_cost) throw Error(ErrorKind::Usage, "--recording-cost times inference calls: leave out --train");
     if (o->train) return run_train_bench(*o);
+    if (o->recording_cost) {
+      if (!o->target.empty()) throw Error(ErrorKind::Usage, "--target is for a training bench: add --train");
+      return run_recording_cost_bench(*o, o->block);
+    }
     if (!o->target.empty()) throw Error(ErrorKind::Usage, "--target is for a training bench: add --train");
     if (o->threads < 1 || o->iters < 1 || o->warmup < 0) throw Error(ErrorKind::Usage, "--threads and --iters must be at least 1");
     set_intra_op_threads(o->threads);

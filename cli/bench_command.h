@@ -20,6 +20,9 @@ struct TrainBenchOptions {
 };
 
 void run_train_bench(const TrainBenchOptions& o);
+// bench --recording-cost: the compiled module's calls under --profile off, summary and full (and, on a
+// GPU, summary without CUPTI), blocks of `block_calls` calls per mode taking turns, in one process.
+void run_recording_cost_bench(const TrainBenchOptions& o, int block_calls);
 
 // The 1-minute load average (/proc/loadavg), or -1 where there is none. On a 2-core VM a second
 // busy process turns OpenMP barriers into waits for a descheduled core: timings at 2 threads then

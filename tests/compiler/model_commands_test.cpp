@@ -1,5 +1,7 @@
 // `tcprof explain` and `tcprof run` as users and scripts call them: JSON keys per PRODUCT.md and
 // what the database holds afterwards.
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "analysis/break_sites.h"
@@ -147,6 +149,42 @@ TEST(BenchCommand, NoTorchscriptSkipsThatBaselineAndSaysSo) {
                           " --input 'i64[2,16](0,512)' --iters 2 --warmup 0 --no-torchscript --db none");
   EXPECT_NE(text.output.find("TorchScript optimised: skipped (--no-torchscript)"), std::string::npos)
       << text.output;
+}
+
+// What recording costs, measured in one process: each profile mode's calls, its rows, its scratch
+// databases gone afterwards.
+TEST(BenchCommand, RecordingCostTimesEveryProfileModeInOneProcess) {
+  TempDir scratch;
+  auto r = run_command("TMPDIR=" + scratch.path().string() + " " + TCPROF_BIN + " bench " + sample("gpt_tiny") +
+                       " --input 'i64[2,16](0,512)' --recording-cost --iters 7 --block 3 --warmup 1 --json --db none");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output);
+  const auto& modes = j["recording_cost"];
+  ASSERT_EQ(modes.size(), 3u) << r.output;  // off, summary, full (CUPTI's split only on a GPU)
+  std::vector<double> rows;
+  for (size_t i = 0; i < modes.size(); ++i) {
+    EXPECT_EQ(modes[i]["profile"], std::vector<std::string>({"off", "summary", "full"})[i]);
+    EXPECT_EQ(modes[i]["calls"], 9) << "3 blocks of 3 calls";
+    EXPECT_GT(modes[i]["ms_per_call"].get<double>(), 0);
+    rows.push_back(modes[i]["rows_per_call"].get<double>());
+  }
+  EXPECT_EQ(modes[0]["percent_over_off"].get<double>(), 0);
+  // Each mode really recorded as `run` does: off writes the call rows, summary adds one aggregate
+  // per kernel and call, full a row per launch.
+  EXPECT_LT(rows[0], rows[1]);
+  EXPECT_LT(rows[1], rows[2]);
+  EXPECT_EQ(j["timed_with"], "host clock");
+  EXPECT_TRUE(std::filesystem::is_empty(scratch.path())) << "the scratch databases and kernel cache are removed";
+
+  auto text = run_command(std::string(TCPROF_BIN) + " bench " + sample("gpt_tiny") +
+                          " --input 'i64[2,16](0,512)' --recording-cost --iters 2 --warmup 0 --db none");
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("--profile"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("full"), std::string::npos) << text.output;
+  EXPECT_EQ(run_command(std::string(TCPROF_BIN) + " bench " + sample("gpt_tiny_loss") +
+                        " --input 'i64[2,16](0,512)' --train --loss model --recording-cost --db none 2>&1")
+                .exit_code,
+            2);
 }
 
 TEST(BreaksCommand, DocsFileIsTheRegistry) {
