@@ -12,6 +12,10 @@
 #                                       SQLite, GoogleTest: ../shared/gpu/prepare-kit.sh makes it)
 #   GPU_CHECK_BUILD=/tmp/tcprof-gpu     the build folder (kept out of OUT: it is large)
 #   GPU_CHECK_CTEST=0                   skip ctest (when it ran in an earlier call)
+#   GPU_CHECK_CTEST_REGEX=Cuda          only the tests whose names match (ctest -R)
+#   GPU_CHECK_TARGETS="tcprof fuzz_graphs compiler_tests"
+#                                       build only these (with a matching GPU_CHECK_CTEST_REGEX)
+#   GPU_CHECK_FUZZ=2000                 fuzz_graphs cases on the device (GPU_CHECK_FUZZ_SEED: the seed)
 #   GPU_CHECK_TIME_SCALE=8              multiply every step's time limit (a 2-core machine)
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -76,7 +80,7 @@ cuda_args=()
 # --- build and test ---
 step configure 120 "$cmake" -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTCPROF_BUILD_GUI=OFF \
   -DCMAKE_PREFIX_PATH="$prefix_path" -DTCPROF_TORCH_PYTHON="$py" "${cuda_args[@]}" &&
-  step build 300 "$cmake" --build "$build" -j "$jobs"
+  step build 300 "$cmake" --build "$build" -j "$jobs" ${GPU_CHECK_TARGETS:+--target $GPU_CHECK_TARGETS}
 built=$?
 tcprof=$build/cli/tcprof
 # --- the GPU samples, tcprof beside torch.compile ---
@@ -86,34 +90,49 @@ gpt_in='i64[8,256](0,8192)'
 resnet_in='f32[32,3,224,224]'
 db=$out/gpu-check.db
 rm -f "$db"
-gpu_steps=(run_gpt_off run_gpt_summary run_gpt_full run_resnet18_off run_resnet18_summary run_resnet18_full
-  train_gpt bench_gpt bench_resnet18 bench_gpt_cuda bench_resnet18_cuda explain_gpt_cuda bench_train_gpt report)
+gpu_steps=(bench_gpt_cuda bench_resnet18_cuda recording_cost_gpt recording_cost_resnet18 verify_gpt_cuda
+  verify_resnet18_cuda verify_gpt_cuda_no_graphs run_gpt_full run_resnet18_summary train_gpt bench_train_gpt explain_gpt_cuda
+  report fuzz_gpu)
 if [[ $built -ne 0 ]]; then
   for s in "${gpu_steps[@]}"; do skip "$s" "the build failed"; done
 elif [[ $has_gpu != 1 ]]; then
   for s in "${gpu_steps[@]}"; do skip "$s" "$no_gpu_reason"; done
 else
-  # Each sample in every profile mode: the steady medians are CUDA-event times of the same calls,
-  # so summary/off and full/off are what recording costs (docs/gpu.md, "Per-call time").
-  for mode in off summary full; do
-    step "run_gpt_$mode" 60 bash -c "'$tcprof' run '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --iters 50 --profile $mode --db '$db' --json > '$out/run_gpt_$mode.json'"
-    step "run_resnet18_$mode" 60 bash -c "'$tcprof' run '$models/resnet18.pt' --input '$resnet_in' --device cuda --iters 20 --profile $mode --db '$db' --json > '$out/run_resnet18_$mode.json'"
-  done
+  # Timings first, on an idle machine. The cuda backend (generated kernels through NVRTC, SDPA,
+  # CUDA graph replay) beside eager LibTorch and TorchScript's optimised executor, same process.
+  step bench_gpt_cuda 120 bash -c "'$tcprof' bench '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --backend cuda --iters 50 --db none --json > '$out/bench_gpt_cuda.json'"
+  step bench_resnet18_cuda 120 bash -c "'$tcprof' bench '$models/resnet18.pt' --input '$resnet_in' --device cuda --backend cuda --iters 50 --db none --json > '$out/bench_resnet18_cuda.json'"
+  # What recording costs (docs/gpu.md, "Per-call time"): off, summary, full and summary without
+  # CUPTI, in one process, CUDA events, blocks taking turns.
+  step recording_cost_gpt 90 bash -c "'$tcprof' bench '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --recording-cost --iters 60 --db none --json > '$out/recording_cost_gpt.json'"
+  step recording_cost_resnet18 90 bash -c "'$tcprof' bench '$models/resnet18.pt' --input '$resnet_in' --device cuda --recording-cost --iters 40 --db none --json > '$out/recording_cost_resnet18.json'"
+  # Correctness of the cuda backend on the device: every call's outputs against eager there.
+  step verify_gpt_cuda 60 "$tcprof" run "$models/gpt_gpu.pt" --input "$gpt_in" --device cuda --backend cuda --verify --iters 5 --db none
+  step verify_resnet18_cuda 60 "$tcprof" run "$models/resnet18.pt" --input "$resnet_in" --device cuda --backend cuda --verify --iters 5 --db none
+  step verify_gpt_cuda_no_graphs 60 "$tcprof" run "$models/gpt_gpu.pt" --input "$gpt_in" --device cuda --backend cuda --cuda-graphs off --verify --iters 3 --db none
+  # Recorded runs for the report: the GPT in full, ResNet18 in summary (the default).
+  step run_gpt_full 60 bash -c "'$tcprof' run '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --backend cuda --iters 30 --profile full --db '$db' --json > '$out/run_gpt_full.json'"
+  step run_resnet18_summary 60 bash -c "'$tcprof' run '$models/resnet18.pt' --input '$resnet_in' --device cuda --backend cuda --iters 20 --db '$db' --json > '$out/run_resnet18_summary.json'"
   step train_gpt 90 bash -c "'$tcprof' train '$models/gpt_gpu_loss.pt' --input '$gpt_in' --input '$gpt_in' --loss model \
-    --optimizer adam --steps 20 --device cuda --amp bf16 --db '$db' --json > '$out/train_gpt.json'"
-  step bench_gpt 90 bash -c "'$tcprof' bench '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --iters 30 --db none --json > '$out/bench_gpt.json'"
-  step bench_resnet18 90 bash -c "'$tcprof' bench '$models/resnet18.pt' --input '$resnet_in' --device cuda --iters 30 --db none --json > '$out/bench_resnet18.json'"
-  # The cuda backend (generated kernels through NVRTC, SDPA, CUDA graph replay) beside eager.
-  step bench_gpt_cuda 120 bash -c "'$tcprof' bench '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --backend cuda --iters 30 --db none --json > '$out/bench_gpt_cuda.json'"
-  step bench_resnet18_cuda 120 bash -c "'$tcprof' bench '$models/resnet18.pt' --input '$resnet_in' --device cuda --backend cuda --iters 30 --db none --json > '$out/bench_resnet18_cuda.json'"
-  step explain_gpt_cuda 60 bash -c "'$tcprof' explain '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --backend cuda --iters 3 --db none > '$out/explain_gpt_cuda.txt'"
+    --optimizer adam --lr 1e-3 --steps 20 --device cuda --amp bf16 --db '$db' --json > '$out/train_gpt.json'"
   # The optimizer step: torch::optim's Adam op by op against the fused step (LibTorch _fused_adam_).
   step bench_train_gpt 120 bash -c "'$tcprof' bench '$models/gpt_gpu_loss.pt' --train --loss model --optimizer adam --input '$gpt_in' --input '$gpt_in' --device cuda --iters 20 --db none --json > '$out/bench_train_gpt.json'"
+  step explain_gpt_cuda 60 bash -c "'$tcprof' explain '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --backend cuda --iters 3 --db none > '$out/explain_gpt_cuda.txt'"
   step report 30 bash -c "'$tcprof' report --db '$db' > '$out/report.txt' && '$tcprof' report --db '$db' --json > '$out/report.json'"
+  # The randomized differential test on the device: the cuda backend's kernels against eager on the
+  # GPU, GPU_CHECK_FUZZ cases from a seed of the day in shards of 50 (one process each: CUDA cannot
+  # fork), several at once; a shard cut short by the limit reports nothing and is counted as unrun.
+  fuzz_cases=${GPU_CHECK_FUZZ:-2000}
+  fuzz_seed=${GPU_CHECK_FUZZ_SEED:-$(date +%Y%m%d)00}
+  mkdir -p "$out/fuzz"
+  echo "$fuzz_seed" > "$out/fuzz/seed"
+  fuzz_shard() {
+    "$build/bench/fuzz_graphs" --device cuda --backend cuda --seed "$fuzz_seed" --first "$1" --n 50 > "$out/fuzz/shard-$1.log" 2>&1
+  }
+  export -f fuzz_shard
+  export build out fuzz_seed
+  step fuzz_gpu 150 bash -c "seq 0 50 $((fuzz_cases - 1)) | xargs -P $(( jobs > 4 ? jobs * 3 / 4 : 1 )) -I{} bash -c 'fuzz_shard {}'"
 fi
-# fuzz_graphs --backend cuda runs its cases' kernels in emulation on the CPU; comparing them on
-# the device needs fuzz_graphs --device cuda (the CUDA backend issue).
-skip fuzz_gpu "fuzz_graphs has no --device yet (its --backend cuda runs in emulation)"
 
 # --- ctest last: the GPU steps above are what only this machine can run, and ctest takes what
 # time is left. One OpenMP thread per test: 16 tests at once, each with 16 threads, ran the CPU
@@ -125,7 +144,9 @@ elif [[ ${GPU_CHECK_CTEST:-1} == 0 ]]; then
 else
   ctest=$py_dir/ctest
   [[ -f $ctest && -x $ctest && $cmake != cmake ]] || ctest=ctest
-  step ctest 270 env OMP_NUM_THREADS=1 "$ctest" --test-dir "$build" -j "$jobs" --timeout 150 --output-on-failure
+  ctest_filter=()
+  [[ -n ${GPU_CHECK_CTEST_REGEX:-} ]] && ctest_filter=(-R "$GPU_CHECK_CTEST_REGEX")
+  step ctest 270 env OMP_NUM_THREADS=1 "$ctest" --test-dir "$build" -j "$jobs" --timeout 150 --output-on-failure "${ctest_filter[@]}"
 fi
 
 # --- one summary ---
@@ -146,28 +167,25 @@ def load(name):
 torch_side = load("models/torch_timings.json") or {}
 timings = {}
 for model in ("gpt", "resnet18"):
-    bench = load(f"bench_{model}.json")
     row = dict((torch_side.get("models") or {}).get("gpt_gpu" if model == "gpt" else model, {}))
-    if bench:  # eager LibTorch, TorchScript optimised and tcprof, medians of the same process
-        row["libtorch_eager_ms"] = bench.get("eager_ms")
-        row["torchscript_optimized_ms"] = (bench.get("baselines") or {}).get("torchscript_optimized")
-        row["tcprof_ms"] = bench.get("compiled_ms")
-        row["tcprof_timed_with"] = bench.get("timed_with")
     cuda = load(f"bench_{model}_cuda.json")
-    if cuda:  # the cuda backend, with its own eager baseline from the same process
+    if cuda:  # eager LibTorch, TorchScript optimised and the cuda backend: medians of one process
+        row["libtorch_eager_ms"] = cuda.get("eager_ms")
+        row["torchscript_optimized_ms"] = (cuda.get("baselines") or {}).get("torchscript_optimized")
         row["tcprof_cuda_ms"] = cuda.get("compiled_ms")
-        row["tcprof_cuda_eager_ms"] = cuda.get("eager_ms")
-        if cuda.get("compiled_ms") and cuda.get("eager_ms"):
-            row["tcprof_cuda_speedup"] = cuda["eager_ms"] / cuda["compiled_ms"]
-    # Per-call time in each profile mode (CUDA events) and what recording costs against off.
-    for mode in ("off", "summary", "full"):
-        run = load(f"run_{model}_{mode}.json")
-        if run and run.get("steady_median_ms_per_call") is not None:
-            row[f"run_{mode}_ms"] = run["steady_median_ms_per_call"]
-    if row.get("run_off_ms"):
-        for mode in ("summary", "full"):
-            if row.get(f"run_{mode}_ms") is not None:
-                row[f"recording_cost_{mode}_percent"] = 100 * (row[f"run_{mode}_ms"] / row["run_off_ms"] - 1)
+        row["tcprof_cuda_speedup"] = cuda.get("speedup")
+        row["tcprof_cuda_compile_s"] = cuda.get("compile_s")
+        row["tcprof_cuda_warm_beyond_eager_s"] = cuda.get("warm_beyond_eager_s")
+        if row.get("torch_compile_ms") and cuda.get("compiled_ms"):
+            row["tcprof_cuda_vs_torch_compile"] = row["torch_compile_ms"] / cuda["compiled_ms"]
+    # What recording costs over --profile off (one process, CUDA events).
+    cost = load(f"recording_cost_{model}.json")
+    for m in (cost or {}).get("recording_cost", []):
+        key = m["profile"].split(",")[0] + ("_host_only" if "host" in m["profile"] else "")
+        row[f"profile_{key}_ms"] = m["ms_per_call"]
+        if key != "off":
+            row[f"recording_cost_{key}_percent"] = m["percent_over_off"]
+        row[f"rows_per_call_{key}"] = m["rows_per_call"]
     if row:
         timings[model] = row
 train = load("bench_train_gpt.json")
@@ -181,8 +199,24 @@ log = os.path.join(out, "logs", "ctest.log")
 if os.path.exists(log):
     lines = [l.strip() for l in open(log, errors="replace") if "% tests passed" in l]
     ctest = lines[-1] if lines else ""
+# fuzz_graphs --device cuda: the shards' summary lines added up.
+import glob, re
+fuzz = None
+shards = sorted(glob.glob(os.path.join(out, "fuzz", "shard-*.log")))
+if shards:
+    fuzz = {"shards": len(shards), "shards_finished": 0, "cases": 0, "mismatches": 0, "errors": 0, "invalid": 0}
+    for path in shards:
+        for line in open(path, errors="replace"):
+            m = re.match(r"fuzz_graphs: (\d+) cases.*?: (\d+) mismatches, (\d+) errors, (\d+) invalid", line)
+            if m:
+                fuzz["shards_finished"] += 1
+                for key, value in zip(("cases", "mismatches", "errors", "invalid"), m.groups()):
+                    fuzz[key] += int(value)
+    seed_file = os.path.join(out, "fuzz", "seed")
+    if os.path.exists(seed_file):
+        fuzz["seed"] = open(seed_file).read().strip()
 summary = {"torch": torch_version, "cuda": torch_cuda, "gpu": gpu, "seconds": int(seconds),
-           "ctest": ctest, "steps": steps, "timings": timings}
+           "ctest": ctest, "steps": steps, "timings": timings, "fuzz_gpu": fuzz}
 with open(os.path.join(out, "summary.json"), "w") as f:
     json.dump(summary, f, indent=2)
 with open(os.path.join(out, "summary.txt"), "w") as f:
@@ -191,6 +225,9 @@ with open(os.path.join(out, "summary.txt"), "w") as f:
         f.write(f"ctest: {ctest}\n")
     for s in steps:
         f.write(f"  {s['step']:<16} {s['status']:<40} {s['seconds']:>4} s\n")
+    if fuzz:
+        f.write("fuzz_graphs --device cuda (seed {seed}): {cases} cases in {shards_finished} of {shards} shards, "
+                "{mismatches} mismatches, {errors} errors, {invalid} invalid\n".format(**{"seed": "?", **fuzz}))
     for model, row in timings.items():
         f.write(f"{model}: " + ", ".join(f"{k} {v:.3f}" for k, v in row.items() if isinstance(v, (int, float))) + "\n")
 print(open(os.path.join(out, "summary.txt")).read(), end="")

@@ -58,6 +58,31 @@ bool perturb(c10::IValue& v) {
   return false;
 }
 
+// The case's inputs on the device under test (made on the CPU first: every device sees the same values).
+std::vector<c10::IValue> on_device(std::vector<c10::IValue> values, const c10::Device& device) {
+  if (device.is_cpu()) return values;
+  for (auto& v : values) {
+    if (v.isTensor()) v = v.toTensor().to(device);
+  }
+  return values;
+}
+
+// An output brought to the CPU for the verdict, which compares with the CPU's f64 oracle.
+c10::IValue on_cpu(const c10::IValue& v) {
+  if (v.isTensor()) return v.toTensor().cpu();
+  if (v.isTuple()) {
+    std::vector<c10::IValue> items;
+    for (const auto& item : v.toTupleRef().elements()) items.push_back(on_cpu(item));
+    return c10::ivalue::Tuple::create(std::move(items));
+  }
+  if (v.isTensorList()) {
+    c10::List<at::Tensor> list;
+    for (const at::Tensor& t : v.toTensorVector()) list.push_back(t.cpu());
+    return list;
+  }
+  return v;
+}
+
 }  // namespace
 
 
@@ -108,6 +133,8 @@ CaseOutcome check_case(const FuzzCase& c, const CheckOptions& options) {
   // Loaded through tcprof's own loader, as `tcprof run` loads models.
   LoadedModel model = load_model(archive);
   LoadedModel oracle = load_oracle(c, archive);
+  const c10::Device device(options.device);
+  if (!device.is_cpu()) model.module.to(device);
   CompileOptions compile;
   compile.backend = options.backend;
   compile.strict = true;     // a kernel that does not compile is a failure, not an eager fallback
@@ -130,8 +157,8 @@ CaseOutcome check_case(const FuzzCase& c, const CheckOptions& options) {
   int64_t expected_compiles = 1;
   for (size_t k = 0; k < calls.size(); ++k) {
     const Call& call = calls[k];
-    std::vector<c10::IValue> eager_in = make_inputs(c, call.dynamic_size, k);
-    std::vector<c10::IValue> compiled_in = make_inputs(c, call.dynamic_size, k);
+    std::vector<c10::IValue> eager_in = on_device(make_inputs(c, call.dynamic_size, k), device);
+    std::vector<c10::IValue> compiled_in = on_device(make_inputs(c, call.dynamic_size, k), device);
     const std::vector<c10::IValue> oracle_in = make_inputs(c, call.dynamic_size, k);
     std::string inputs_text;
     for (size_t i = 0; i < compiled_in.size(); ++i) {
@@ -140,7 +167,7 @@ CaseOutcome check_case(const FuzzCase& c, const CheckOptions& options) {
     const std::string where = fmt::format("call {} ({}), inputs:{}\n", k, call.what, inputs_text);
     c10::IValue eager_out;
     try {
-      eager_out = compiled.call_eager(eager_in);
+      eager_out = on_cpu(compiled.call_eager(eager_in));
     } catch (const std::exception& e) {
       return finish(CaseOutcome::Status::Invalid, fmt::format("eager fails on {}{}", where, e.what()), &compiled);
     }
@@ -148,7 +175,7 @@ CaseOutcome check_case(const FuzzCase& c, const CheckOptions& options) {
     std::optional<c10::IValue> oracle_out = run_oracle(oracle, oracle_in, &no_oracle);
     c10::IValue compiled_out;
     try {
-      compiled_out = compiled.call(compiled_in);
+      compiled_out = on_cpu(compiled.call(compiled_in));
     } catch (const std::exception& e) {
       return finish(CaseOutcome::Status::Error, fmt::format("compiled module fails on {}{}", where, e.what()), &compiled);
     }
@@ -161,12 +188,13 @@ CaseOutcome check_case(const FuzzCase& c, const CheckOptions& options) {
         const uint64_t seed = c.seed * 1000003 + k * 101 + static_cast<uint64_t>(d) + 1;
         std::vector<c10::IValue> in = make_inputs(c, call.dynamic_size, k), oracle_draw_in = make_inputs(c, call.dynamic_size, k);
         perturb_by_an_ulp(in, seed);
+        in = on_device(std::move(in), device);
         perturb_by_an_ulp(oracle_draw_in, seed);
         std::string why;
         std::optional<c10::IValue> t = run_oracle(oracle, oracle_draw_in, &why);
         if (!t) return std::nullopt;
         try {
-          draws.eager.push_back(compiled.call_eager(in));
+          draws.eager.push_back(on_cpu(compiled.call_eager(in)));
         } catch (const std::exception&) {
           return std::nullopt;
         }

@@ -27,6 +27,9 @@ struct CheckOptions {
   bool gradients = false;
   // The backend under test: cpp, or cuda (its kernels in emulation on the CPU, on the device on a GPU).
   std::string backend = "cpp";
+  // Where the module, its inputs and the compiled kernels live: "cuda" compares the device's results
+  // (eager LibTorch on the GPU against the backend's kernels there; the f64 oracle stays on the CPU).
+  std::string device = "cpu";
 };
 
 struct CaseOutcome {

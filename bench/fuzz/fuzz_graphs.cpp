@@ -10,12 +10,17 @@
 // 4-D inputs (the layout pass's oneDNN chains with their post-ops and residual adds); --attention
 // adds self-attention with and without constant masks (the attention kernel) and linear layers
 // (GEMMs against prepared weights); --pool adds max pools and channel concatenations of 4-D values
-// (with --conv, the layout pass's channel ops on convolution chains).
+// (with --conv, the layout pass's channel ops on convolution chains). --device cuda (with --backend
+// cuda) runs each case's module, inputs and generated kernels on the GPU against eager LibTorch there;
+// its cases run in this process (CUDA does not survive fork): shard a long run with --first.
 // Prints a summary line; exits 1 when a compiled result differs from eager (a mismatch) or the
 // compiled module fails where eager does not (an error), 2 on a usage error.
 #include <cstdlib>
 #include <iostream>
 #include <string>
+
+#include <ATen/Context.h>
+#include <torch/cuda.h>
 
 #include "bench/fuzz/graph_fuzzer.h"
 
@@ -24,7 +29,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: fuzz_graphs [--n N] [--seed S] [--first K] [--verbose] [--keep-failures DIR] [--avoid-known-bugs]\n"
     "                   [--minimize] [--in-process] [--backward] [--conv] [--pool] [--attention]\n"
-    "                   [--backend cpp|cuda]\n"
+    "                   [--backend cpp|cuda] [--device cpu|cuda]\n"
     "       fuzz_graphs --case SEED [same options]\n";
 
 bool parse_uint(const std::string& text, uint64_t* out) {
@@ -82,6 +87,8 @@ int main(int argc, char** argv) {
       options.verbose = true;
     } else if (arg == "--backend" && i + 1 < argc && (std::string(argv[i + 1]) == "cpp" || std::string(argv[i + 1]) == "cuda")) {
       options.backend = argv[++i];
+    } else if (arg == "--device" && i + 1 < argc && (std::string(argv[i + 1]) == "cpu" || std::string(argv[i + 1]) == "cuda")) {
+      options.device = argv[++i];
     } else if (arg == "--keep-failures" && i + 1 < argc) {
       options.keep_failures_dir = argv[++i];
     } else if (arg == "--help" || arg == "-h") {
@@ -95,6 +102,22 @@ int main(int argc, char** argv) {
   if (options.gradients && options.backend == "cuda") {
     std::cerr << "fuzz_graphs: --backward checks compiled backward graphs, which the cuda backend does not build yet\n";
     return 2;
+  }
+  if (options.device == "cuda") {
+    if (options.backend != "cuda") {
+      std::cerr << "fuzz_graphs: --device cuda tests the cuda backend's kernels on the GPU: add --backend cuda\n";
+      return 2;
+    }
+    if (!torch::cuda::is_available()) {
+      std::cerr << "fuzz_graphs: --device cuda: no CUDA device is visible (or this LibTorch has no CUDA); "
+                   "without a GPU, --backend cuda alone runs the kernels in emulation\n";
+      return 2;
+    }
+    options.isolate = false;  // CUDA is initialised now, and a forked child could not use it
+    // Eager's convolutions would otherwise round through TF32 on Ampere and later: the differential
+    // test compares the compiler's arithmetic, in f32 on both sides.
+    at::globalContext().setAllowTF32CuDNN(false);
+    at::globalContext().setAllowTF32CuBLAS(false);
   }
   tcprof::fuzz::PrivateKernelCache cache;  // before the first compile
   tcprof::fuzz::FuzzSummary summary = tcprof::fuzz::run_fuzz(options);

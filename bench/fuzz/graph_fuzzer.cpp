@@ -334,6 +334,7 @@ FuzzSummary run_fuzz(const FuzzOptions& options) {
     check.tol = options.tol;
     check.gradients = options.gradients;
     check.backend = options.backend;
+    check.device = options.device;
     check.work_dir = work_dir;
     check.keep_failed_archive = !options.keep_failures_dir.empty();
     CaseOutcome outcome = options.isolate ? check_in_child(c, check) : check_case(c, check);

@@ -28,6 +28,7 @@ struct FuzzOptions {
   bool verbose = false;              // a line per case, and the op coverage at the end
   bool gradients = false;            // check gradients through the compiled backward (--backward)
   std::string backend = "cpp";       // --backend cuda: the CUDA kernels, in emulation without a GPU
+  std::string device = "cpu";        // --device cuda: the module, inputs and kernels on the GPU (cuda backend)
   std::string keep_failures_dir;     // failing cases' report, source and module archive go here
   GeneratorOptions generator;
   Tolerance tol;

@@ -17,7 +17,7 @@ namespace tcprof {
 namespace {
 
 // Changed whenever what a key covers changes.
-constexpr const char* kCubinKeyVersion = "tcprof cubin v1";
+constexpr const char* kCubinKeyVersion = "tcprof cubin v2 fmad=false";
 
 std::string read_all(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

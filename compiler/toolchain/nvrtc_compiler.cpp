@@ -119,8 +119,11 @@ CubinResult NvrtcCompiler::compile(const std::string& source, const std::string&
     throw NvrtcError(fmt::format("NVRTC could not create a program: {}", api_->error_string(rc)), "");
   }
   const std::string arch_flag = "--gpu-architecture=" + arch;
-  const char* options[] = {arch_flag.c_str(), "--std=c++17", "-default-device"};
-  const int rc = api_->compile(prog, 3, options);
+  // No contraction of a * b + c into an FMA unless the source asks (fmaf): a row kernel recomputes
+  // values in each of its phases, and contraction that differs between phases changes results (the
+  // emulation compiles with -ffp-contract=off for the same reason).
+  const char* options[] = {arch_flag.c_str(), "--std=c++17", "-default-device", "--fmad=false"};
+  const int rc = api_->compile(prog, 4, options);
   CubinResult result;
   size_t size = 0;
   if (api_->log_size(prog, &size) == 0 && size > 1) {

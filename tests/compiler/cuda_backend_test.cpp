@@ -5,8 +5,10 @@
 
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
+#include <torch/cuda.h>
 #include <fmt/format.h>
 
+#include "compiler/backends/cpp/passes/graph_passes.h"
 #include "compiler/backends/cuda/codegen_cuda.h"
 #include "compiler/backends/cuda/cuda_emulation.h"
 #include "compiler/backends/cuda/cuda_launch.h"
@@ -56,11 +58,80 @@ TEST_P(CudaSamples, MatchesEagerInEmulation) {
   }
 }
 
+// On a GPU: the module, its inputs and the kernels on the device (CUBIN through the driver, CUDA
+// graph replay from the second call), against eager LibTorch on the device over fresh inputs.
+TEST_P(CudaSamples, MatchesEagerOnTheGpu) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device (the emulation test covers the code)";
+  at::NoGradGuard no_grad;
+  const SampleCase& c = GetParam();
+  CompileOptions options = strict_cuda();
+  options.cuda_arch.clear();  // the device's own architecture
+  LoadedModel model = load_model(sample(c.model));
+  model.module.to(c10::Device(c10::kCUDA));
+  CompiledModule m(model, options, nullptr);
+  for (int64_t call = 0; call < 4; ++call) {
+    std::vector<c10::IValue> in = inputs_for(c.inputs, call);
+    for (auto& v : in) v = v.toTensor().to(c10::kCUDA);
+    c10::IValue expected = m.call_eager(in), got = m.call(in);
+    auto cpu = [](const c10::IValue& v) -> c10::IValue {
+      if (v.isTensor()) return v.toTensor().cpu();
+      if (!v.isTuple()) return v;
+      std::vector<c10::IValue> items;
+      for (const auto& item : v.toTupleRef().elements()) items.push_back(item.isTensor() ? item.toTensor().cpu() : item);
+      return c10::ivalue::Tuple::create(std::move(items));
+    };
+    expect_same_output(cpu(got), cpu(expected));
+  }
+  Totals r = totals(m);
+  EXPECT_GT(r.kernels, 0) << r.ir;
+  EXPECT_NE(r.ir.find("CUBIN for sm_"), std::string::npos) << r.ir.substr(0, 400);
+}
+
 INSTANTIATE_TEST_SUITE_P(EverySample, CudaSamples,
                          ::testing::Values(SampleCase{"gpt_tiny", {"i64[2,16](0,512)"}}, SampleCase{"cnn", {"f32[2,3,32,32]"}},
                                            SampleCase{"submodule_break", {"f32[4,8]"}},
                                            SampleCase{"gate_base", {"f32[4,8]"}}),
                          [](const auto& info) { return std::string(info.param.model); });
+
+// A CUDA graph replay writes into its own static copies of the inputs: a graph with an in-place op
+// on an input (or a view of one) must keep running as compiled, or the caller's tensor never changes.
+TEST(CudaBackend, AGraphThatWritesItsInputsIsNotReplayed) {
+  testing::TempDir dir;
+  struct Case {
+    const char* source;
+    std::vector<std::string> inputs;
+    bool writes_outside;
+  };
+  const std::vector<Case> cases = {
+      {"def forward(self, x, c):\n  c.add_(x)\n  return x * 2\n", {"f32[4,8]", "f32[4,8]"}, true},
+      {"def forward(self, x):\n  y = x.view(-1)\n  y.mul_(2.0)\n  return y + 1\n", {"f32[4,8]"}, true},
+      {"def forward(self, x):\n  y = x * 2\n  y.add_(1.0)\n  return y.relu() + y\n", {"f32[4,8]"}, false},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    torch::jit::Module module("Writes");
+    module.define(cases[i].source);
+    const std::string path = dir.file(fmt::format("writes{}.pt", i));
+    module.save(path);
+    LoadedModel model = load_model(path);
+    const bool gpu = torch::cuda::is_available();
+    if (gpu) model.module.to(c10::Device(c10::kCUDA));
+    CompileOptions options = strict_cuda();
+    if (gpu) options.cuda_arch.clear();
+    CompiledModule m(model, options, nullptr);
+    for (int64_t call = 0; call < 3; ++call) {
+      std::vector<c10::IValue> in = inputs_for(cases[i].inputs, call), eager_in = inputs_for(cases[i].inputs, call);
+      for (auto* values : {&in, &eager_in}) {
+        for (auto& v : *values) v = v.toTensor().to(gpu ? c10::kCUDA : c10::kCPU);
+      }
+      c10::IValue got = m.call(in), expected = m.call_eager(eager_in);
+      expect_same_output(got.toTensor().cpu(), expected.toTensor().cpu());
+      for (size_t k = 0; k < in.size(); ++k) {
+        EXPECT_TRUE(at::equal(in[k].toTensor().cpu(), eager_in[k].toTensor().cpu())) << cases[i].source << " input " << k;
+      }
+    }
+    EXPECT_EQ(writes_outside_graph(m.frames()[0]->entries[0]->graph), cases[i].writes_outside) << cases[i].source;
+  }
+}
 
 // Row kernels reduce with a warp butterfly and the warps' partials in shared memory: the result
 // must not depend on the block size (one warp, two, four).

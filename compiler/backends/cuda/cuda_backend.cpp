@@ -153,7 +153,9 @@ class CudaBackend : public Backend {
     // 7. On a GPU, the whole graph replayed as one CUDA graph from its second call.
     std::string replay = "CUDA graphs: off (--cuda-graphs off)";
     std::string why_not;
+    const bool writes_outside = writes_outside_graph(g);
     if (!device.is_cuda()) replay = "CUDA graphs: on a GPU only";
+    else if (options_.graphs && writes_outside) replay = "CUDA graphs: not used (the graph writes to its inputs or weights, which a replay would not)";
     else if (options_.graphs && cuda_graphs_available(&why_not)) replay = "replayed as a CUDA graph from the second call";
     else if (options_.graphs) replay = "CUDA graphs: not available (" + why_not + ")";
     report.ir = fmt::format("# cuda: {} kernel calls, {} unique kernels, {} ops fused, {} extern, {} fallback; {}; {}\n",
@@ -164,7 +166,7 @@ class CudaBackend : public Backend {
     auto runner = std::make_shared<ProgramRunner>(std::move(g), std::move(program), std::move(library), std::move(calls),
                                                   std::vector<KernelFn>{}, profiler, device);
     GraphRun run = [runner](const std::vector<c10::IValue>& in, int64_t id) { return runner->run(in, id); };
-    if (device.is_cuda() && options_.graphs) run = replay_as_cuda_graph(std::move(run), captured.step_prefix.empty() ? "forward" : captured.step_prefix);
+    if (device.is_cuda() && options_.graphs && !writes_outside) run = replay_as_cuda_graph(std::move(run), captured.step_prefix.empty() ? "forward" : captured.step_prefix);
     return std::make_unique<ReportedGraph>(std::move(run), std::move(report));
   }
 

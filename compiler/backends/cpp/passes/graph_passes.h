@@ -28,6 +28,11 @@ int fold_constants(PassContext& ctx);
 // (CSE); ops whose results nobody uses are removed (DCE). Returns ops removed.
 int simplify_graph(PassContext& ctx);
 
+// Whether an in-place op of `g` writes memory the graph does not own: a frame input, a weight or
+// constant, or a view of one (index_put_ into a cache, add_ into an argument). A CUDA graph replay
+// writes into its static copies of the inputs instead, so such a graph must not be replayed.
+bool writes_outside_graph(const CapturedGraph& g);
+
 // Shared by the passes.
 bool is_pure_op(const std::string& name);
 bool is_view_op(const std::string& name);

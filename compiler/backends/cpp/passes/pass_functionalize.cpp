@@ -43,4 +43,23 @@ int functionalize_inplace(PassContext& ctx) {
   return count;
 }
 
+bool writes_outside_graph(const CapturedGraph& g) {
+  // outside[s]: slot s is (a view of) memory from outside the graph; frame inputs are slots 0..n-1.
+  std::vector<bool> outside(static_cast<size_t>(g.num_slots), false);
+  for (size_t i = 0; i < g.inputs.size() && i < outside.size(); ++i) outside[i] = true;
+  for (const GraphOp& op : g.ops) {
+    const bool inplace = !op.name.empty() && op.name.back() == '_' && op.name.rfind("prim::", 0) != 0;
+    const bool aliases = inplace || is_view_op(op.name);
+    bool first_outside = false;
+    if (!op.args.empty()) {
+      const Arg& first = op.args[0];
+      first_outside = first.kind == Arg::Kind::Slot ? outside[static_cast<size_t>(first.slot)]
+                                                    : first.kind == Arg::Kind::Constant && first.constant.isTensor();
+    }
+    if (inplace && first_outside) return true;
+    for (int s : op.outputs) outside[static_cast<size_t>(s)] = aliases && first_outside;
+  }
+  return false;
+}
+
 }  // namespace tcprof

@@ -369,8 +369,25 @@ bool ProgramRunner::run_scaled_dot_product_attention(size_t index, std::vector<c
     if (mask->device() != q.device()) return false;
   }
   const double scale = a.divide ? 1.0 / a.scale : a.scale;
-  slots[static_cast<size_t>(k.output_slot)] =
-      at::scaled_dot_product_attention(q, kt.transpose(-2, -1), v, mask, 0.0, a.causal, scale);
+  at::Tensor query = q, key = kt.transpose(-2, -1), value = v;
+  if (q.is_cuda()) {
+    // The GPU's flash and memory-efficient kernels take 4-D operands whose last dimension is
+    // contiguous; anything else runs SDPA's slow math path.
+    auto fit = [](at::Tensor t) {
+      if (t.stride(-1) != 1) t = t.contiguous();
+      while (t.dim() < 4) t = t.unsqueeze(0);
+      return t;
+    };
+    query = fit(query), key = fit(key), value = fit(value);
+    if (mask) {
+      while (mask->dim() < 4) mask = mask->unsqueeze(0);
+    }
+    at::Tensor y = at::scaled_dot_product_attention(query, key, value, mask, 0.0, a.causal, scale);
+    while (y.dim() > dim) y = y.squeeze(0);
+    slots[static_cast<size_t>(k.output_slot)] = y;
+    return true;
+  }
+  slots[static_cast<size_t>(k.output_slot)] = at::scaled_dot_product_attention(query, key, value, mask, 0.0, a.causal, scale);
   return true;
 #else
   (void)index;
