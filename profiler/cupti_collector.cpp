@@ -1,6 +1,8 @@
 #include "profiler/cupti_collector.h"
 
 #include <atomic>
+#include <cstdlib>
+#include <string>
 #include <limits>
 #include <mutex>
 
@@ -26,6 +28,33 @@ constexpr CUpti_ActivityKind kKinds[] = {
     CUPTI_ACTIVITY_KIND_DRIVER,            CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
     CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_OVERHEAD,
 };
+
+// TCPROF_CUPTI_RECORD: the record kinds to enable, for measuring what each costs (docs/gpu.md,
+// "What recording costs"): kernel, memcpy, memset, runtime, driver, sync, correlation, overhead,
+// and launches (a correlation scope per launch; without it GPU work is attributed to its call only).
+// Unset: everything.
+struct RecordSelection {
+  std::vector<CUpti_ActivityKind> kinds;
+  bool launch_scopes = true;
+};
+RecordSelection record_selection() {
+  RecordSelection all{{std::begin(kKinds), std::end(kKinds)}, true};
+  const char* env = std::getenv("TCPROF_CUPTI_RECORD");
+  if (!env || !*env) return all;
+  const std::string list = std::string(",") + env + ",";
+  auto has = [&](const char* token) { return list.find(std::string(",") + token + ",") != std::string::npos; };
+  RecordSelection chosen;
+  chosen.launch_scopes = has("launches");
+  const std::pair<const char*, CUpti_ActivityKind> names[] = {
+      {"kernel", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL}, {"memcpy", CUPTI_ACTIVITY_KIND_MEMCPY},
+      {"memset", CUPTI_ACTIVITY_KIND_MEMSET}, {"runtime", CUPTI_ACTIVITY_KIND_RUNTIME},
+      {"driver", CUPTI_ACTIVITY_KIND_DRIVER}, {"sync", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
+      {"correlation", CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION}, {"overhead", CUPTI_ACTIVITY_KIND_OVERHEAD}};
+  for (const auto& [name, kind] : names) {
+    if (has(name)) chosen.kinds.push_back(kind);
+  }
+  return chosen;
+}
 
 const char* kind_name(CUpti_ActivityKind kind) {
   switch (kind) {
@@ -104,7 +133,9 @@ std::unique_ptr<CuptiCollector> CuptiCollector::start(RunWriter& writer, const O
     c->driver_api_ids_ = summary_api_callback_ids(api, CUPTI_CB_DOMAIN_DRIVER_API);
     c->enable_summary_apis(true);
   }
-  for (CUpti_ActivityKind kind : kKinds) {
+  const RecordSelection selection = record_selection();
+  c->launch_scopes_ = selection.launch_scopes;
+  for (CUpti_ActivityKind kind : selection.kinds) {
     if (select_apis && (kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER)) continue;
     r = api.activity_enable(kind);
     if (r != CUPTI_SUCCESS) {
@@ -165,12 +196,12 @@ CuptiCollector::LaunchScopeGuard::~LaunchScopeGuard() {
 
 void CuptiCollector::call_begin(Id call_id) {
   if (stopped_) return;
-  launch_begin(call_id, 0);
+  push_scope(call_id, 0);
   call_scope_open_ = true;
 }
 
 void CuptiCollector::call_scope_end() {
-  if (call_scope_open_) launch_end();
+  if (call_scope_open_) pop_scope();
   call_scope_open_ = false;
 }
 
@@ -180,12 +211,20 @@ void CuptiCollector::call_end() {
 }
 
 void CuptiCollector::launch_begin(Id call_id, Id graph_id) {
+  if (launch_scopes_) push_scope(call_id, graph_id);
+}
+
+void CuptiCollector::launch_end() {
+  if (launch_scopes_) pop_scope();
+}
+
+void CuptiCollector::push_scope(Id call_id, Id graph_id) {
   if (stopped_) return;
   api_->activity_push_external_correlation_id(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
                                               scopes_.open({call_id, graph_id}));
 }
 
-void CuptiCollector::launch_end() {
+void CuptiCollector::pop_scope() {
   if (stopped_) return;
   uint64_t last = 0;
   api_->activity_pop_external_correlation_id(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);

@@ -83,6 +83,9 @@ class CuptiCollector : public LaunchObserver {
   CuptiBufferPool pool_;
   LaunchScopeTable scopes_;
   bool call_scope_open_ = false;  // call_begin pushed a correlation id that call_end pops
+  bool launch_scopes_ = true;     // a correlation scope per launch (TCPROF_CUPTI_RECORD)
+  void push_scope(Id call_id, Id graph_id);
+  void pop_scope();
   CuptiRecordProcessor processor_;
   std::vector<CUpti_ActivityKind> enabled_;
   // Summary mode on a CUPTI with per-API selection: the runtime and driver callback ids enabled

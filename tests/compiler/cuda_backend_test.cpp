@@ -149,6 +149,28 @@ TEST(CudaBackend, RowKernelsGiveTheSameResultForEveryBlockSize) {
   unsetenv("TCPROF_CUDA_EMULATION_BLOCK");
 }
 
+// Rows up to kWarpRowMax are reduced by a warp each, several rows a block, and a block's last warps
+// may have no row (5 rows, 2 a block in emulation); longer rows by the whole block. Both against eager.
+TEST(CudaBackend, ShortRowsTakeAWarpAndLongRowsTheBlock) {
+  at::NoGradGuard no_grad;
+  testing::TempDir dir;
+  torch::jit::Module module("Rows");
+  module.define(
+      "def forward(self, x, y):\n"
+      "  return torch.softmax(x, -1), torch.layer_norm(x, [x.size(-1)]), torch.softmax(y, -1), torch.layer_norm(y, [y.size(-1)])\n");
+  const std::string path = dir.file("rows.pt");
+  module.save(path);
+  CompiledModule m(load_model(path), strict_cuda(), nullptr);
+  for (int64_t call = 0; call < 2; ++call) {
+    auto in = inputs_for({"f32[5,1024]", "f32[3,1500]"}, call);
+    expect_same_output(m.call(in), m.call_eager(in));
+  }
+  Totals r = totals(m);
+  EXPECT_GT(r.kernels, 0) << r.ir;
+  const std::string code = m.frames()[0]->entries[0]->compiled->report().code;
+  EXPECT_NE(code.find(fmt::format("tc_warp_rows = inner <= {}", kWarpRowMax)), std::string::npos) << code.substr(0, 2000);
+}
+
 // One accumulation rule for every backend (kernel_levels.h): the layer norm's f32 sums in double,
 // softmax's denominator in float.
 TEST(CudaBackend, RowSumsFollowTheAccumulationRule) {
@@ -286,10 +308,13 @@ TEST(CudaLaunch, RowBlocksGrowWithTheRowAndGridsAreCapped) {
   CudaKernelSymbol row;
   row.row = true;
   row.rank = 2;
-  const int64_t small[] = {100000, 20}, wide[] = {4, 5000};
+  const int64_t small[] = {100000, 20}, wide[] = {4, 5000}, few[] = {3, 512};
   LaunchShape s = launch_shape(row, small, LaunchLimits{});
-  EXPECT_EQ(s.block, 32u);
-  EXPECT_EQ(s.grid, 65535u);
+  EXPECT_EQ(s.block, 256u) << "short rows: a warp each, 8 a block";
+  EXPECT_EQ(s.grid, 12500u);
+  s = launch_shape(row, few, LaunchLimits{});
+  EXPECT_EQ(s.block, 256u);
+  EXPECT_EQ(s.grid, 1u);
   s = launch_shape(row, wide, LaunchLimits{});
   EXPECT_EQ(s.block, 1024u);
   EXPECT_EQ(s.grid, 4u);

@@ -8,6 +8,7 @@
 
 #include "compiler/backends/cpp/codegen/c_expressions.h"
 #include "compiler/backends/cpp/lower/kernel_levels.h"
+#include "compiler/backends/cuda/cuda_launch.h"
 #include "core/sha256.h"
 
 namespace tcprof {
@@ -89,16 +90,24 @@ class CudaKernelWriter {
  private:
   ElemType out_type(size_t i) const { return k_.nodes[static_cast<size_t>(k_.outputs[i].expr)].type; }
 
-  // Each input's element offset for the multi-index of `flat` over dims [0, dims).
-  std::string offsets(int R, int dims, const char* flat, const std::string& indent) const {
-    std::string s = fmt::format("{}int64_t rem = {};\n", indent, flat);
-    for (size_t i = 0; i < k_.inputs.size(); ++i) s += fmt::format("{}int64_t b{} = 0;\n", indent, i);
+  // Each input's element offset for the multi-index of `flat` over dims [0, dims), added to the
+  // offsets b0, b1, ... (declared by the caller). `index` is the integer type of the arithmetic:
+  // 64-bit division is a long software routine on the GPU, 32-bit a few instructions.
+  std::string offsets(int R, int dims, const char* flat, const std::string& indent, const char* index = "int64_t") const {
+    std::string s = fmt::format("{}{} rem = static_cast<{}>({});\n", indent, index, index, flat);
     for (int d = dims - 1; d >= 0; --d) {
-      s += fmt::format("{}{{ const int64_t ix = rem % p.sz[{}]; rem /= p.sz[{}];", indent, d, d);
-      for (size_t i = 0; i < k_.inputs.size(); ++i) s += fmt::format(" b{} += ix * p.st[{}];", i, static_cast<int>(i) * R + d);
+      s += fmt::format("{0}{{ const {1} n = static_cast<{1}>(p.sz[{2}]); const {1} ix = rem % n; rem /= n;", indent, index, d);
+      for (size_t i = 0; i < k_.inputs.size(); ++i) {
+        s += fmt::format(" b{} += static_cast<int64_t>(ix) * p.st[{}];", i, static_cast<int>(i) * R + d);
+      }
       s += " }\n";
     }
     s += indent + "(void)rem;\n";
+    return s;
+  }
+  std::string zero_offsets(const std::string& indent) const {
+    std::string s;
+    for (size_t i = 0; i < k_.inputs.size(); ++i) s += fmt::format("{}int64_t b{} = 0;\n", indent, i);
     return s;
   }
 
@@ -185,9 +194,22 @@ class CudaKernelWriter {
   std::string pointwise_body(int R) const {
     std::string s = "  int64_t total = 1;\n";
     for (int d = 0; d < R; ++d) s += fmt::format("  total *= p.sz[{}];\n", d);
+    // Inputs laid out as the index space (row-major, size-1 dimensions aside) are read at e itself;
+    // otherwise each element's multi-index, in 32-bit arithmetic where the space fits.
+    s += "  bool tc_flat = true;\n  {\n    int64_t expect = 1;\n";
+    for (int d = R - 1; d >= 0; --d) {
+      s += fmt::format("    if (p.sz[{}] != 1) tc_flat = tc_flat", d);
+      for (size_t i = 0; i < k_.inputs.size(); ++i) s += fmt::format(" && p.st[{}] == expect", static_cast<int>(i) * R + d);
+      s += fmt::format(";\n    expect *= p.sz[{}];\n", d);
+    }
+    s += "    (void)expect;\n  }\n  const bool tc_narrow = total <= 0x7fffffff;\n";
     s += "  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total;\n"
          "       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {\n";
-    s += offsets(R, R, "e", "    ");
+    s += zero_offsets("    ");
+    s += "    if (tc_flat) {\n";
+    for (size_t i = 0; i < k_.inputs.size(); ++i) s += fmt::format("      b{} = e;\n", i);
+    s += "    } else if (tc_narrow) {\n" + offsets(R, R, "e", "      ", "uint32_t") + "    } else {\n" +
+         offsets(R, R, "e", "      ") + "    }\n";
     std::vector<bool> defined(k_.nodes.size(), false);
     std::vector<int> roots;
     for (const auto& o : k_.outputs) roots.push_back(o.expr);
@@ -203,8 +225,17 @@ class CudaKernelWriter {
     std::string s = "  __shared__ int64_t tc_partials[32];  // one slot per warp, 8 bytes: any accumulator type\n";
     s += fmt::format("  const int64_t inner = p.sz[{}];\n  int64_t outer = 1;\n", R - 1);
     for (int d = 0; d < R - 1; ++d) s += fmt::format("  outer *= p.sz[{}];\n", d);
-    s += "  for (int64_t o = blockIdx.x; o < outer; o += gridDim.x) {\n";
-    s += offsets(R, R - 1, "o", "    ");
+    // A warp per row for short rows (launch_shape's rule); else the block. Every warp of a block
+    // runs the same number of row steps (a warp past the last row idles through them), so the
+    // reductions' shuffles and barriers stay in uniform control flow.
+    s += fmt::format("  const bool tc_warp_rows = inner <= {};\n", kWarpRowMax);
+    s += "  const int64_t tc_rows = tc_warp_rows ? (blockDim.x >> 5) : 1;\n"
+         "  const int64_t tc_lane = tc_warp_rows ? (threadIdx.x & 31) : threadIdx.x;\n"
+         "  const int64_t tc_step = tc_warp_rows ? 32 : blockDim.x;\n";
+    s += "  for (int64_t o0 = static_cast<int64_t>(blockIdx.x) * tc_rows; o0 < outer; o0 += static_cast<int64_t>(gridDim.x) * tc_rows) {\n"
+         "    const int64_t o = o0 + (tc_warp_rows ? (threadIdx.x >> 5) : 0);\n"
+         "    const bool tc_active = o < outer;\n";
+    s += zero_offsets("    ") + offsets(R, R - 1, "o", "    ");
     for (size_t i = 0; i < k_.inputs.size(); ++i) {
       s += fmt::format("    const {0}* __restrict__ r{1} = in{1} + b{1};\n", storage_type(k_.inputs[i].type), i);
       if (k_.inputs[i].inner == InnerStride::Strided) s += fmt::format("    const int64_t s{} = p.st[{}];\n", i, static_cast<int>(i) * R + R - 1);
@@ -225,7 +256,7 @@ class CudaKernelWriter {
         const bool wide = sum_accumulates_in_double(k_, r);  // the accumulation rule (kernel_levels.h)
         s += fmt::format("    {} t{} = {};\n", wide ? "double" : c_type(n.type), r, wide ? "0.0" : reduction_init(n.op, n.type));
       }
-      s += "    for (int64_t j = threadIdx.x; j < inner; j += blockDim.x) {\n";
+      s += "    for (int64_t j = tc_lane; tc_active && j < inner; j += tc_step) {\n";
       std::vector<bool> in_loop = defined;
       emit(args, in_loop, s, "      ", "j", true);
       for (int r : reductions) {
@@ -239,7 +270,8 @@ class CudaKernelWriter {
       }
       s += "    }\n";
       for (int r : reductions) {
-        s += fmt::format("    t{0} = tc_block_reduce(t{0}, tc_partials, {1}<decltype(t{0})>);\n", r, combine(k_.nodes[static_cast<size_t>(r)].op));
+        s += fmt::format("    t{0} = tc_row_reduce(t{0}, tc_partials, {1}<decltype(t{0})>, tc_warp_rows);\n", r,
+                         combine(k_.nodes[static_cast<size_t>(r)].op));
         defined[static_cast<size_t>(r)] = true;
       }
     }
@@ -249,7 +281,7 @@ class CudaKernelWriter {
       uniform_roots.insert(uniform_roots.end(), reused.begin(), reused.end());
       emit(uniform_leaves(k_, levels_, uniform_roots, defined), defined, s, "    ", "0", false);
       // A softmax's stored e is read back by the thread that wrote it (same j), so no barrier.
-      s += "    for (int64_t j = threadIdx.x; j < inner; j += blockDim.x) {\n";
+      s += "    for (int64_t j = tc_lane; tc_active && j < inner; j += tc_step) {\n";
       std::vector<bool> in_loop = defined;
       emit(element_roots, in_loop, s, "      ", "j", true);
       for (size_t i = 0; i < k_.outputs.size(); ++i) {
@@ -262,7 +294,7 @@ class CudaKernelWriter {
     }
     if (!row_roots.empty()) {
       emit(row_roots, defined, s, "    ", "0", false);
-      s += "    if (threadIdx.x == 0) {\n";
+      s += "    if (tc_lane == 0 && tc_active) {\n";
       for (size_t i = 0; i < k_.outputs.size(); ++i) {
         if (k_.outputs[i].per_row) s += fmt::format("      out{}[o] = {};\n", i, stored(out_type(i), fmt::format("t{}", k_.outputs[i].expr)));
       }
@@ -377,6 +409,14 @@ __device__ __forceinline__ T tc_block_reduce(T v, int64_t* partials, Op op) {
   T r = slots[0];
   for (unsigned w = 1; w < (blockDim.x >> 5); ++w) r = op(r, slots[w]);
   return r;
+}
+// A row's reduction: the warp's butterfly alone when a warp holds the row (every lane gets the
+// result, as the block's reduction of one warp gives), else the block's.
+template <typename T, typename Op>
+__device__ __forceinline__ T tc_row_reduce(T v, int64_t* partials, Op op, bool warp_rows) {
+  if (!warp_rows) return tc_block_reduce(v, partials, op);
+  for (int m = 16; m > 0; m >>= 1) v = op(v, tc_shfl_xor(v, m));
+  return v;
 }
 
 )PRELUDE";

@@ -12,6 +12,12 @@ LaunchShape launch_shape(const CudaKernelSymbol& kernel, const int64_t* sizes, c
     int64_t outer = 1;
     for (int d = 0; d + 1 < R; ++d) outer *= sizes[d];
     const int64_t inner = sizes[R - 1];
+    if (inner <= kWarpRowMax) {
+      shape.block = std::max(32u, std::min(kWarpRowBlock, limits.max_row_block) / 32 * 32);
+      const int64_t rows_per_block = shape.block / 32;
+      shape.grid = static_cast<unsigned>(std::clamp<int64_t>((outer + rows_per_block - 1) / rows_per_block, 1, limits.max_grid));
+      return shape;
+    }
     unsigned block = 32;
     while (block < limits.max_row_block && static_cast<int64_t>(block) < inner) block *= 2;
     shape.block = std::min(block, std::max(32u, limits.max_row_block / 32 * 32));

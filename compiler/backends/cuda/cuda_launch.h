@@ -19,8 +19,15 @@ struct LaunchLimits {
   unsigned max_grid = 65535;       // kernels loop over the rest (grid-stride)
 };
 
-// Pointwise: enough blocks for one element per thread, up to max_grid. Row: one block per row up
-// to max_grid; threads a power of two from 32 up to the row length (capped).
+// Rows of at most this many elements are reduced by one warp each (shuffles only, no barrier, 32
+// lanes a row and several rows a block); longer rows by a whole block. The generated row kernel
+// makes the same choice from the same sizes (codegen_cuda.cpp).
+constexpr int64_t kWarpRowMax = 1024;
+constexpr unsigned kWarpRowBlock = 256;  // 8 rows a block
+
+// Pointwise: enough blocks for one element per thread, up to max_grid. Row: a warp per row, 8 rows
+// a block, for rows up to kWarpRowMax; else one block per row up to max_grid, threads a power of
+// two from 32 up to the row length (capped).
 LaunchShape launch_shape(const CudaKernelSymbol& kernel, const int64_t* sizes, const LaunchLimits& limits);
 
 // The bytes of tc_params<max(inputs,1), max(outputs,1), rank>: pointers, sizes, strides (one row of
