@@ -85,6 +85,9 @@ TEST_P(CudaSamples, MatchesEagerOnTheGpu) {
   Totals r = totals(m);
   EXPECT_GT(r.kernels, 0) << r.ir;
   EXPECT_NE(r.ir.find("CUBIN for sm_"), std::string::npos) << r.ir.substr(0, 400);
+  if (std::string(c.model) == "cnn") {  // the convolutions' layout was measured, and the IR says which won
+    EXPECT_NE(r.ir.find("convolutions"), std::string::npos) << r.ir.substr(0, 600);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(EverySample, CudaSamples,

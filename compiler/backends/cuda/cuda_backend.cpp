@@ -16,6 +16,7 @@
 #include "compiler/backends/cpp/passes/graph_passes.h"
 #include "compiler/backends/cpp/run/program_runner.h"
 #include "compiler/backends/cpp/schedule/schedule_fusion.h"
+#include "compiler/backends/cuda/conv_layout.h"
 #include "compiler/backends/cuda/cuda_driver.h"
 #include "compiler/backends/cuda/cuda_emulation.h"
 #include "compiler/backends/cuda/cuda_graph_replay.h"
@@ -83,6 +84,10 @@ class CudaBackend : public Backend {
     InputBindings bindings(inputs);
     PassContext ctx{g, examples, bindings};
     run_inference_passes(ctx);
+    // On a GPU, convolutions in the layout that measures faster; the examples then carry the
+    // layouts eager gives every value, which the fused kernels follow.
+    std::string layout;  // what was measured, for the IR's header
+    if (device.is_cuda() && choose_conv_channels_last(g, inputs, &layout)) examples = example_run(g, inputs);
     // 2. Lower and 3. schedule: the device-neutral middle, without the CPU's planners.
     phase.begin("lower");
     LowerContext lower{examples, bindings, device, /*low_precision=*/true};
@@ -161,7 +166,7 @@ class CudaBackend : public Backend {
     report.ir = fmt::format("# cuda: {} kernel calls, {} unique kernels, {} ops fused, {} extern, {} fallback; {}; {}\n",
                             report.kernels, report.unique_kernels, report.fused_ops, report.extern_calls,
                             report.fallback_calls, built.empty() ? "no generated kernels" : built, replay) +
-                report.ir;
+                (layout.empty() ? "" : "# " + layout + "\n") + report.ir;
     log_hints(report.hints);
     auto runner = std::make_shared<ProgramRunner>(std::move(g), std::move(program), std::move(library), std::move(calls),
                                                   std::vector<KernelFn>{}, profiler, device);
