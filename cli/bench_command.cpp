@@ -35,7 +35,7 @@ struct BenchOptions : TrainBenchOptions {
   bool torchscript = true;
   bool train = false;
   bool recording_cost = false;
-  int block = 5;
+  int block = 10;
 };
 
 double median_ms(std::vector<int64_t> samples) {

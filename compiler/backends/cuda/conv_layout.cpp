@@ -5,7 +5,9 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
+#include "compiler/autodiff/graph_builder.h"
 #include "compiler/backends/compile_steps.h"
+#include "compiler/backends/cpp/passes/graph_passes.h"
 #include "compiler/runtime/device_timer.h"
 
 namespace tcprof {
@@ -52,6 +54,41 @@ bool choose_conv_channels_last(CapturedGraph& g, const std::vector<c10::IValue>&
                        keep ? "in channels-last" : "left in NCHW", nchw_ns / 1e6, channels_last_ns / 1e6);
   }
   return keep;
+}
+
+int split_conv_bias(PassContext& ctx) {
+  CapturedGraph& g = ctx.graph;
+  std::vector<c10::TypePtr> types(static_cast<size_t>(g.num_slots));
+  for (size_t s = 0; s < types.size() && s < ctx.examples.size(); ++s) {
+    if (ctx.examples[s].isTensor()) types[s] = c10::TensorType::create(ctx.examples[s].toTensor());
+  }
+  GraphBuilder builder(g, types);
+  int count = 0;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    GraphOp& conv = g.ops[i];
+    if (conv.name != "aten::conv2d" || conv.args.size() < 3 || conv.outputs.size() != 1) continue;
+    const Arg& bias = conv.args[2];
+    if (bias.kind != Arg::Kind::Constant || !bias.constant.isTensor() || bias.constant.toTensor().dim() != 1) continue;
+    const int y = conv.outputs[0];
+    if (!types[static_cast<size_t>(y)]) continue;
+    const at::Tensor b = bias.constant.toTensor().reshape({1, -1, 1, 1});
+    const GraphOp origin = conv;
+    const Val sum = builder.emit1("aten::add", {Val{y}, c10::IValue(b)}, &origin);  // appended at the end
+    GraphOp add = std::move(g.ops.back());
+    g.ops.pop_back();
+    Arg none;
+    none.constant = c10::IValue();
+    g.ops[i].args[2] = none;
+    Arg to;
+    to.kind = Arg::Kind::Slot;
+    to.slot = sum.slot;
+    replace_uses(g, y, to);  // every later reader and the graph's outputs read the sum (not the add: out of the list)
+    g.ops.insert(g.ops.begin() + static_cast<std::ptrdiff_t>(i) + 1, std::move(add));
+    ++i;
+    ++count;
+  }
+  ctx.examples.resize(static_cast<size_t>(g.num_slots));
+  return count;
 }
 
 }  // namespace tcprof

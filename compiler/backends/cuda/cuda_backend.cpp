@@ -87,7 +87,8 @@ class CudaBackend : public Backend {
     // On a GPU, convolutions in the layout that measures faster; the examples then carry the
     // layouts eager gives every value, which the fused kernels follow.
     std::string layout;  // what was measured, for the IR's header
-    if (device.is_cuda() && choose_conv_channels_last(g, inputs, &layout)) examples = example_run(g, inputs);
+    const bool channels_last = device.is_cuda() && choose_conv_channels_last(g, inputs, &layout);
+    if (split_conv_bias(ctx) > 0 || channels_last) examples = example_run(g, inputs);
     // 2. Lower and 3. schedule: the device-neutral middle, without the CPU's planners.
     phase.begin("lower");
     LowerContext lower{examples, bindings, device, /*low_precision=*/true};

@@ -27,7 +27,8 @@ LaunchShape launch_shape(const CudaKernelSymbol& kernel, const int64_t* sizes, c
   int64_t total = 1;
   for (int d = 0; d < R; ++d) total *= sizes[d];
   shape.block = std::max(32u, limits.pointwise_block / 32 * 32);
-  const int64_t blocks = (total + shape.block - 1) / shape.block;
+  const int64_t per_block = static_cast<int64_t>(shape.block) * kPointwiseUnroll;
+  const int64_t blocks = (total + per_block - 1) / per_block;
   shape.grid = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, limits.max_grid));
   return shape;
 }

@@ -24,6 +24,8 @@ struct LaunchLimits {
 // makes the same choice from the same sizes (codegen_cuda.cpp).
 constexpr int64_t kWarpRowMax = 1024;
 constexpr unsigned kWarpRowBlock = 256;  // 8 rows a block
+// Elements a pointwise kernel's thread takes per step, a grid-stride apart (codegen_cuda.cpp).
+constexpr int64_t kPointwiseUnroll = 4;
 
 // Pointwise: enough blocks for one element per thread, up to max_grid. Row: a warp per row, 8 rows
 // a block, for rows up to kWarpRowMax; else one block per row up to max_grid, threads a power of
