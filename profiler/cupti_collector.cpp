@@ -29,33 +29,6 @@ constexpr CUpti_ActivityKind kKinds[] = {
     CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_OVERHEAD,
 };
 
-// TCPROF_CUPTI_RECORD: the record kinds to enable, for measuring what each costs (docs/gpu.md,
-// "What recording costs"): kernel, memcpy, memset, runtime, driver, sync, correlation, overhead,
-// and launches (a correlation scope per launch; without it GPU work is attributed to its call only).
-// Unset: everything.
-struct RecordSelection {
-  std::vector<CUpti_ActivityKind> kinds;
-  bool launch_scopes = true;
-};
-RecordSelection record_selection() {
-  RecordSelection all{{std::begin(kKinds), std::end(kKinds)}, true};
-  const char* env = std::getenv("TCPROF_CUPTI_RECORD");
-  if (!env || !*env) return all;
-  const std::string list = std::string(",") + env + ",";
-  auto has = [&](const char* token) { return list.find(std::string(",") + token + ",") != std::string::npos; };
-  RecordSelection chosen;
-  chosen.launch_scopes = has("launches");
-  const std::pair<const char*, CUpti_ActivityKind> names[] = {
-      {"kernel", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL}, {"memcpy", CUPTI_ACTIVITY_KIND_MEMCPY},
-      {"memset", CUPTI_ACTIVITY_KIND_MEMSET}, {"runtime", CUPTI_ACTIVITY_KIND_RUNTIME},
-      {"driver", CUPTI_ACTIVITY_KIND_DRIVER}, {"sync", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
-      {"correlation", CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION}, {"overhead", CUPTI_ACTIVITY_KIND_OVERHEAD}};
-  for (const auto& [name, kind] : names) {
-    if (has(name)) chosen.kinds.push_back(kind);
-  }
-  return chosen;
-}
-
 const char* kind_name(CUpti_ActivityKind kind) {
   switch (kind) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return "CONCURRENT_KERNEL";
@@ -71,6 +44,24 @@ const char* kind_name(CUpti_ActivityKind kind) {
 }
 
 }  // namespace
+
+CuptiRecordSelection cupti_record_selection(const char* env) {
+  CuptiRecordSelection all{{std::begin(kKinds), std::end(kKinds)}, true};
+  if (!env || !*env) return all;
+  const std::string list = std::string(",") + env + ",";
+  auto has = [&](const char* token) { return list.find(std::string(",") + token + ",") != std::string::npos; };
+  CuptiRecordSelection chosen;
+  chosen.launch_scopes = has("launches");
+  const std::pair<const char*, CUpti_ActivityKind> names[] = {
+      {"kernel", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL}, {"memcpy", CUPTI_ACTIVITY_KIND_MEMCPY},
+      {"memset", CUPTI_ACTIVITY_KIND_MEMSET}, {"runtime", CUPTI_ACTIVITY_KIND_RUNTIME},
+      {"driver", CUPTI_ACTIVITY_KIND_DRIVER}, {"sync", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
+      {"correlation", CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION}, {"overhead", CUPTI_ACTIVITY_KIND_OVERHEAD}};
+  for (const auto& [name, kind] : names) {
+    if (has(name)) chosen.kinds.push_back(kind);
+  }
+  return chosen;
+}
 
 int64_t measure_cupti_clock_offset(const CuptiApi& api) {
   int64_t best_offset = 0;
@@ -133,7 +124,7 @@ std::unique_ptr<CuptiCollector> CuptiCollector::start(RunWriter& writer, const O
     c->driver_api_ids_ = summary_api_callback_ids(api, CUPTI_CB_DOMAIN_DRIVER_API);
     c->enable_summary_apis(true);
   }
-  const RecordSelection selection = record_selection();
+  const CuptiRecordSelection selection = cupti_record_selection(std::getenv("TCPROF_CUPTI_RECORD"));
   c->launch_scopes_ = selection.launch_scopes;
   for (CUpti_ActivityKind kind : selection.kinds) {
     if (select_apis && (kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER)) continue;

@@ -18,6 +18,16 @@
 
 namespace tcprof {
 
+// The CUPTI record kinds a collector enables, from TCPROF_CUPTI_RECORD's value: a comma list of
+// kernel, memcpy, memset, runtime, driver, sync, correlation, overhead and launches (a correlation
+// scope per launch: without it GPU work is attributed to its call only), for measuring what each
+// costs (docs/gpu.md, "What recording costs"). Null or empty: everything.
+struct CuptiRecordSelection {
+  std::vector<CUpti_ActivityKind> kinds;
+  bool launch_scopes = true;
+};
+CuptiRecordSelection cupti_record_selection(const char* env);
+
 // Offset that puts CUPTI timestamps on tcprof::now_ns(): sampled several times, keeping the
 // sample with the tightest host bracket around cuptiGetTimestamp.
 int64_t measure_cupti_clock_offset(const CuptiApi& api);

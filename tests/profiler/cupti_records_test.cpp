@@ -10,6 +10,7 @@
 #include "analysis/kernel_stats.h"
 #include "core/run_reader.h"
 #include "core/run_writer.h"
+#include "profiler/cupti_collector.h"
 #include "profiler/cupti_loader.h"
 #include "profiler/cupti_records.h"
 #include "tests/profiler/cupti_test_buffer.h"
@@ -306,6 +307,23 @@ TEST_F(CuptiRecords, SummaryModeAddsUpTheBytesOfFoldedCopies) {
 
 namespace tcprof {
 namespace {
+
+// TCPROF_CUPTI_RECORD: what a collector enables, for measuring what each record kind costs.
+TEST(CuptiRecordSelection, UnsetIsEverythingAndAListIsOnlyThose) {
+  CuptiRecordSelection all = cupti_record_selection(nullptr);
+  EXPECT_EQ(all.kinds.size(), 8u);
+  EXPECT_TRUE(all.launch_scopes);
+  EXPECT_EQ(cupti_record_selection("").kinds.size(), 8u);
+  CuptiRecordSelection some = cupti_record_selection("kernel,correlation");
+  EXPECT_EQ(some.kinds, (std::vector<CUpti_ActivityKind>{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                                         CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION}));
+  EXPECT_FALSE(some.launch_scopes) << "scopes per launch only when listed";
+  CuptiRecordSelection none = cupti_record_selection("none");
+  EXPECT_TRUE(none.kinds.empty());
+  EXPECT_FALSE(none.launch_scopes);
+  EXPECT_TRUE(cupti_record_selection("launches,runtime").launch_scopes);
+  EXPECT_TRUE(cupti_record_selection("kernels").kinds.empty()) << "names are exact";
+}
 
 TEST(CudaApiSelection, SummaryKeepsLaunchesCopiesSynchronisationsAndAllocations) {
   for (const char* kept : {"cudaLaunchKernel_v7000", "cuLaunchKernel", "cuLaunchKernelEx", "cudaGraphLaunch_v10000",
