@@ -18,6 +18,7 @@
 
 #include "compiler/runtime/compiled_module.h"
 #include "compiler/frontend/model_loader.h"
+#include "compiler/ir/ivalue_tensors.h"
 
 namespace tcprof::fuzz {
 namespace {
@@ -69,18 +70,7 @@ std::vector<c10::IValue> on_device(std::vector<c10::IValue> values, const c10::D
 
 // An output brought to the CPU for the verdict, which compares with the CPU's f64 oracle.
 c10::IValue on_cpu(const c10::IValue& v) {
-  if (v.isTensor()) return v.toTensor().cpu();
-  if (v.isTuple()) {
-    std::vector<c10::IValue> items;
-    for (const auto& item : v.toTupleRef().elements()) items.push_back(on_cpu(item));
-    return c10::ivalue::Tuple::create(std::move(items));
-  }
-  if (v.isTensorList()) {
-    c10::List<at::Tensor> list;
-    for (const at::Tensor& t : v.toTensorVector()) list.push_back(t.cpu());
-    return list;
-  }
-  return v;
+  return map_tensors(v, [](const at::Tensor& t) { return t.defined() ? t.cpu() : t; });
 }
 
 }  // namespace

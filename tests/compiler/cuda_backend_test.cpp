@@ -10,6 +10,7 @@
 
 #include "compiler/backends/cpp/passes/graph_passes.h"
 #include "compiler/backends/cuda/codegen_cuda.h"
+#include "compiler/ir/ivalue_tensors.h"
 #include "compiler/backends/cuda/cuda_emulation.h"
 #include "compiler/backends/cuda/cuda_launch.h"
 #include "compiler/runtime/output_check.h"
@@ -76,14 +77,8 @@ TEST_P(CudaSamples, MatchesEagerOnTheGpu) {
     std::vector<c10::IValue> in = inputs_for(c.inputs, call);
     for (auto& v : in) v = v.toTensor().to(c10::kCUDA);
     c10::IValue expected = m.call_eager(in), got = m.call(in);
-    auto cpu = [](const c10::IValue& v) -> c10::IValue {
-      if (v.isTensor()) return v.toTensor().cpu();
-      if (!v.isTuple()) return v;
-      std::vector<c10::IValue> items;
-      for (const auto& item : v.toTupleRef().elements()) items.push_back(item.isTensor() ? item.toTensor().cpu() : item);
-      return c10::ivalue::Tuple::create(std::move(items));
-    };
-    expect_same_output(cpu(got), cpu(expected));
+    auto cpu = [](const at::Tensor& t) { return t.cpu(); };
+    expect_same_output(map_tensors(got, cpu), map_tensors(expected, cpu));
   }
   Totals r = totals(m);
   EXPECT_GT(r.kernels, 0) << r.ir;

@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
+#include "compiler/ir/ivalue_tensors.h"
 #include "core/log.h"
 
 #if TCPROF_HAS_C10_CUDA
@@ -39,32 +40,12 @@ std::string signature(const std::vector<c10::IValue>& inputs) {
   return s;
 }
 
-// A value's own copy, tensors inside tuples and lists included: the next replay overwrites the
+// Each value's own copy, tensors inside tuples and lists included: the next replay overwrites the
 // graph's memory, so nothing handed out may point into it.
-c10::IValue copy_of(const c10::IValue& v) {
-  if (v.isTensor()) return v.toTensor().defined() ? c10::IValue(v.toTensor().clone()) : v;
-  if (v.isTuple()) {
-    std::vector<c10::IValue> items;
-    for (const auto& item : v.toTupleRef().elements()) items.push_back(copy_of(item));
-    return c10::ivalue::Tuple::create(std::move(items));
-  }
-  if (v.isTensorList()) {
-    c10::List<at::Tensor> list;
-    for (const at::Tensor& t : v.toTensorVector()) list.push_back(t.defined() ? t.clone() : t);
-    return list;
-  }
-  if (v.isList()) {
-    c10::impl::GenericList list(v.toList().elementType());
-    for (const c10::IValue& item : v.toListRef()) list.push_back(copy_of(item));
-    return list;
-  }
-  return v;
-}
-
 std::vector<c10::IValue> copies(const std::vector<c10::IValue>& values) {
   std::vector<c10::IValue> out;
   out.reserve(values.size());
-  for (const auto& v : values) out.push_back(copy_of(v));
+  for (const auto& v : values) out.push_back(map_tensors(v, [](const at::Tensor& t) { return t.defined() ? t.clone() : t; }));
   return out;
 }
 
