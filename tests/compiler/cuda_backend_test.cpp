@@ -344,6 +344,22 @@ TEST(CudaBackend, NvrtcRejectsABadArchitectureWithAUsageError) {
 }
 
 // Without a GPU a user reads the CUDA program each graph would get, compiled for the named device.
+// On a GPU the graph is replayed as one CUDA graph from its third call; CUPTI's records of the
+// replayed kernels still belong to their call and graph (the replay is the graph's launch). The
+// H200's first replayed runs recorded them under the call alone.
+TEST(CudaBackendCli, ReplayedKernelsBelongToTheirCallAndGraph) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  testing::TempDir dir;
+  const std::string db = dir.file("replay.db");
+  auto r = run_command(fmt::format("{} run {} --input 'i64[2,16](0,512)' --device cuda --backend cuda --iters 6 --profile full --db {}",
+                                   TCPROF_BIN, sample("gpt_tiny"), db));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(testing::query_db(db, "select count(*) from kernels where name like '%cuda graph replay'"), "0")
+      << "the replays are launches of the graph";
+  EXPECT_NE(testing::query_db(db, "select count(*) from kernels where kind = 'gpu' and call_id != 0"), "0");
+  EXPECT_EQ(testing::query_db(db, "select count(*) from kernels where kind = 'gpu' and call_id != 0 and graph_id = 0"), "0");
+}
+
 TEST(CudaBackendCli, ExplainPrintsTheCudaProgramCompiledForTheArchitecture) {
   auto r = run_command(fmt::format("{} explain {} --input 'i64[2,16](0,512)' --backend cuda --arch sm_80 --db none", TCPROF_BIN,
                                    sample("gpt_tiny")));

@@ -172,7 +172,7 @@ class CudaBackend : public Backend {
     auto runner = std::make_shared<ProgramRunner>(std::move(g), std::move(program), std::move(library), std::move(calls),
                                                   std::vector<KernelFn>{}, profiler, device);
     GraphRun run = [runner](const std::vector<c10::IValue>& in, int64_t id) { return runner->run(in, id); };
-    if (device.is_cuda() && options_.graphs && !writes_outside) run = replay_as_cuda_graph(std::move(run), captured.step_prefix.empty() ? "forward" : captured.step_prefix);
+    if (device.is_cuda() && options_.graphs && !writes_outside) run = replay_as_cuda_graph(std::move(run), captured.step_prefix.empty() ? "forward" : captured.step_prefix, profiler);
     return std::make_unique<ReportedGraph>(std::move(run), std::move(report));
   }
 

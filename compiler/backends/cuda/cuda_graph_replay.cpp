@@ -1,12 +1,14 @@
 #include "compiler/backends/cuda/cuda_graph_replay.h"
 
 #include <memory>
+#include <optional>
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
 #include "compiler/ir/ivalue_tensors.h"
 #include "core/log.h"
+#include "profiler/cpu_profiler.h"
 
 #if TCPROF_HAS_C10_CUDA
 #include <ATen/cuda/CUDAGraph.h>
@@ -52,6 +54,8 @@ std::vector<c10::IValue> copies(const std::vector<c10::IValue>& values) {
 struct Replay {
   GraphRun run;
   std::string name;
+  CpuProfiler* profiler = nullptr;
+  KernelKey replay_key;  // the replay's launch, when profiled
   std::string seen;      // the signature of the first call
   std::string captured;  // the signature of the capture, once made
   bool failed = false;
@@ -61,6 +65,10 @@ struct Replay {
   std::vector<c10::IValue> call(const std::vector<c10::IValue>& inputs, int64_t graph_id) {
     const std::string sig = failed ? "" : signature(inputs);
     if (!sig.empty() && sig == captured) {
+      // The whole replay is one launch of this graph: without the scope CUPTI would attribute the
+      // replayed kernels to the call alone (as the H200's first replayed runs recorded them).
+      std::optional<CpuProfiler::Scope> scope;
+      if (profiler && profiler->enabled()) scope.emplace(*profiler, replay_key, graph_id);
       for (size_t i = 0; i < inputs.size(); ++i) {
         if (inputs[i].isTensor()) static_inputs[i].toTensor().copy_(inputs[i].toTensor());
       }
@@ -126,10 +134,12 @@ struct Replay {
 
 bool cuda_graphs_available(std::string*) { return true; }
 
-GraphRun replay_as_cuda_graph(GraphRun run, std::string name) {
+GraphRun replay_as_cuda_graph(GraphRun run, std::string name, CpuProfiler* profiler) {
   auto state = std::make_shared<Replay>();
   state->run = std::move(run);
   state->name = std::move(name);
+  state->profiler = profiler;
+  if (profiler) state->replay_key = profiler->key(state->name + " cuda graph replay", "extern");
   return [state](const std::vector<c10::IValue>& inputs, int64_t graph_id) { return state->call(inputs, graph_id); };
 }
 
@@ -140,7 +150,7 @@ bool cuda_graphs_available(std::string* why_not) {
   return false;
 }
 
-GraphRun replay_as_cuda_graph(GraphRun run, std::string) { return run; }
+GraphRun replay_as_cuda_graph(GraphRun run, std::string, CpuProfiler*) { return run; }
 
 #endif
 

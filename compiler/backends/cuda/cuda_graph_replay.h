@@ -14,12 +14,16 @@
 
 namespace tcprof {
 
+class CpuProfiler;
+
 using GraphRun = std::function<std::vector<c10::IValue>(const std::vector<c10::IValue>&, int64_t)>;
 
 // Whether this LibTorch can capture CUDA graphs (a CUDA build); else why not.
 bool cuda_graphs_available(std::string* why_not);
 
-// `run` wrapped for replay; `run` itself where CUDA graphs are not available.
-GraphRun replay_as_cuda_graph(GraphRun run, std::string name);
+// `run` wrapped for replay; `run` itself where CUDA graphs are not available. With a profiler, each
+// replay is a launch of the graph (`name` + " cuda graph replay", on the host): the profiler times
+// it, and the CUPTI collector attributes the replayed kernels to the call and the graph.
+GraphRun replay_as_cuda_graph(GraphRun run, std::string name, CpuProfiler* profiler = nullptr);
 
 }  // namespace tcprof
