@@ -16,6 +16,7 @@
 #   GPU_CHECK_TARGETS="tcprof fuzz_graphs compiler_tests"
 #                                       build only these (with a matching GPU_CHECK_CTEST_REGEX)
 #   GPU_CHECK_FUZZ=2000                 fuzz_graphs cases on the device (GPU_CHECK_FUZZ_SEED: the seed)
+#   GPU_CHECK_VISION=1                  also bench the torchvision samples (f32 and bf16) through the cuda backend
 #   GPU_CHECK_TIME_SCALE=8              multiply every step's time limit (a 2-core machine)
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -85,14 +86,14 @@ built=$?
 tcprof=$build/cli/tcprof
 # --- the GPU samples, tcprof beside torch.compile ---
 models=$out/models
-step models 240 "$py" "$src/scripts/gpu_check_models.py" "$models" --iters 30
+step models 300 "$py" "$src/scripts/gpu_check_models.py" "$models" --iters 30 ${GPU_CHECK_VISION:+--vision}
 gpt_in='i64[8,256](0,8192)'
 resnet_in='f32[32,3,224,224]'
 db=$out/gpu-check.db
 rm -f "$db"
 gpu_steps=(bench_gpt_cuda bench_resnet18_cuda recording_cost_gpt recording_cost_resnet18 verify_gpt_cuda
   verify_resnet18_cuda verify_gpt_cuda_no_graphs run_gpt_full run_resnet18_summary train_gpt bench_train_gpt explain_gpt_cuda
-  report fuzz_gpu)
+  bench_vision report fuzz_gpu)
 if [[ $built -ne 0 ]]; then
   for s in "${gpu_steps[@]}"; do skip "$s" "the build failed"; done
 elif [[ $has_gpu != 1 ]]; then
@@ -118,6 +119,22 @@ else
   # The optimizer step: torch::optim's Adam op by op against the fused step (LibTorch _fused_adam_).
   step bench_train_gpt 120 bash -c "'$tcprof' bench '$models/gpt_gpu_loss.pt' --train --loss model --optimizer adam --input '$gpt_in' --input '$gpt_in' --device cuda --iters 20 --db none --json > '$out/bench_train_gpt.json'"
   step explain_gpt_cuda 60 bash -c "'$tcprof' explain '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --backend cuda --iters 3 --db none > '$out/explain_gpt_cuda.txt'"
+  # The torchvision samples at batch 32, f32 and bf16 weights, through the cuda backend beside eager
+  # (GPU_CHECK_VISION=1; the cuda backend's "never slower than eager").
+  if [[ -n ${GPU_CHECK_VISION:-} ]]; then
+    vision_bench() {
+      local file=$1 name dtype
+      name=$(basename "$file" .pt); dtype=${name##*_}
+      "$tcprof" bench "$file" --input "$dtype[32,3,224,224]" --device cuda --backend cuda --iters 20 --no-torchscript --db none --json \
+        > "$out/vision/$name.json" 2> "$out/vision/$name.err"
+    }
+    export -f vision_bench
+    export tcprof out
+    mkdir -p "$out/vision"
+    step bench_vision 240 bash -c "rc=0; for f in '$models'/vision/*.pt; do vision_bench \"\$f\" || rc=1; done; exit \$rc"
+  else
+    skip bench_vision "GPU_CHECK_VISION is not set"
+  fi
   step report 30 bash -c "'$tcprof' report --db '$db' > '$out/report.txt' && '$tcprof' report --db '$db' --json > '$out/report.json'"
   # The randomized differential test on the device: the cuda backend's kernels against eager on the
   # GPU, GPU_CHECK_FUZZ cases from a seed of the day in shards of 50 (one process each: CUDA cannot
@@ -151,7 +168,7 @@ fi
 
 # --- one summary ---
 "$py" - "$out" "$torch_version" "$torch_cuda" "${gpu_name:-none}" "$((SECONDS - started))" <<'PY'
-import json, os, sys
+import glob, json, os, re, sys
 out, torch_version, torch_cuda, gpu, seconds = sys.argv[1:6]
 steps = []
 with open(os.path.join(out, "steps.tsv")) as f:
@@ -188,6 +205,14 @@ for model in ("gpt", "resnet18"):
         row[f"rows_per_call_{key}"] = m["rows_per_call"]
     if row:
         timings[model] = row
+vision = {}
+for path in sorted(glob.glob(os.path.join(out, "vision", "*.json"))):
+    v = load(os.path.join("vision", os.path.basename(path)))
+    if v:
+        vision[os.path.basename(path)[:-5]] = {"eager_ms": v.get("eager_ms"), "tcprof_cuda_ms": v.get("compiled_ms"),
+                                               "speedup": v.get("speedup")}
+if vision:
+    timings["vision"] = vision
 train = load("bench_train_gpt.json")
 if train:
     opt = train.get("optimizer") or {}
@@ -200,7 +225,6 @@ if os.path.exists(log):
     lines = [l.strip() for l in open(log, errors="replace") if "% tests passed" in l]
     ctest = lines[-1] if lines else ""
 # fuzz_graphs --device cuda: the shards' summary lines added up.
-import glob, re
 fuzz = None
 shards = sorted(glob.glob(os.path.join(out, "fuzz", "shard-*.log")))
 if shards:
@@ -229,6 +253,11 @@ with open(os.path.join(out, "summary.txt"), "w") as f:
         f.write("fuzz_graphs --device cuda (seed {seed}): {cases} cases in {shards_finished} of {shards} shards, "
                 "{mismatches} mismatches, {errors} errors, {invalid} invalid\n".format(**{"seed": "?", **fuzz}))
     for model, row in timings.items():
+        if model == "vision":
+            for name, v in row.items():
+                if v.get("speedup"):
+                    f.write(f"vision {name}: eager {v['eager_ms']:.3f} ms, tcprof cuda {v['tcprof_cuda_ms']:.3f} ms, {v['speedup']:.2f}x\n")
+            continue
         f.write(f"{model}: " + ", ".join(f"{k} {v:.3f}" for k, v in row.items() if isinstance(v, (int, float))) + "\n")
 print(open(os.path.join(out, "summary.txt")).read(), end="")
 PY

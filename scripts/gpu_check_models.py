@@ -1,10 +1,12 @@
 """The GPU check's models and its torch.compile side (scripts/gpu-check.sh).
 
-usage: gpu_check_models.py OUTDIR [--iters N]
+usage: gpu_check_models.py OUTDIR [--iters N] [--vision]
 
 Builds the GPU samples as TorchScript files in OUTDIR (gpt_gpu.pt: the sample GPT scaled up as on
 the H200, 6 blocks, d=512, 8 heads, vocab 8192; gpt_gpu_loss.pt: the same with its cross-entropy
-loss in forward, for training; resnet18.pt: torchvision's), then times the very same Python
+loss in forward, for training; resnet18.pt: torchvision's; vision/NAME_f32.pt and NAME_bf16.pt:
+the torchvision samples in f32 and with bf16 weights, for the cuda backend's "never slower than
+eager" check), then times the very same Python
 modules on the GPU in eager mode and under torch.compile (Inductor), CUDA-event medians, and
 writes OUTDIR/torch_timings.json. Without a GPU the models are still built and the timings are
 reported as skipped.
@@ -34,6 +36,24 @@ def models():
     return out
 
 
+# The torchvision samples (samples/models/vision.py's set), batch 32 on the GPU.
+VISION = ("resnet18", "mobilenet_v2", "efficientnet_b0", "shufflenet_v2_x1_0", "squeezenet1_1", "convnext_tiny",
+          "vit_b_16")
+
+
+def save_vision(outdir):
+    try:
+        import torchvision
+    except ImportError:
+        return
+    os.makedirs(os.path.join(outdir, "vision"), exist_ok=True)
+    for name in VISION:
+        torch.manual_seed(0)
+        model = getattr(torchvision.models, name)().eval()
+        torch.jit.save(torch.jit.script(model), os.path.join(outdir, "vision", f"{name}_f32.pt"))
+        torch.jit.save(torch.jit.script(model.to(torch.bfloat16)), os.path.join(outdir, "vision", f"{name}_bf16.pt"))
+
+
 def median_ms(fn, args, iters):
     for _ in range(3):
         fn(*args)
@@ -57,6 +77,8 @@ def main():
     built = models()
     for name, (module, _) in built.items():
         torch.jit.save(torch.jit.script(module), os.path.join(outdir, f"{name}.pt"))
+    if "--vision" in sys.argv:
+        save_vision(outdir)
     result = {"torch": torch.__version__, "cuda": torch.version.cuda, "models": {}}
     if not torch.cuda.is_available():
         result["skipped"] = "no CUDA device visible to PyTorch"
