@@ -84,14 +84,14 @@ void run_recording_cost_bench(const TrainBenchOptions& o, int block_calls) {
   recordings.emplace_back("summary", ProfileMode::Summary, cuda);
   recordings.emplace_back("full", ProfileMode::Full, cuda);
   if (cuda) recordings.emplace_back("summary, host timers only", ProfileMode::Summary, false);
+  RunInfo info;
+  info.command = "bench";
+  info.model_path = s.model.path;
+  info.model_sha256 = s.model.sha256;
+  info.libtorch_version = libtorch_version();
+  info.device = s.device.str();
   for (size_t i = 0; i < recordings.size(); ++i) {
     Recording& r = recordings[i];
-    RunInfo info;
-    info.command = "bench";
-    info.model_path = s.model.path;
-    info.model_sha256 = s.model.sha256;
-    info.libtorch_version = libtorch_version();
-    info.device = s.device.str();
     r.writer = std::make_unique<RunWriter>(fmt::format("{}/recording-{}.db", scratch, i), info);
     r.profiler = std::make_unique<CpuProfiler>(r.writer.get(), r.mode);
     r.module = std::make_unique<CompiledModule>(s.model, options, r.writer.get(), r.profiler.get());

@@ -2,9 +2,9 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <string>
 #include <limits>
 #include <mutex>
+#include <string>
 
 #include <fmt/format.h>
 
