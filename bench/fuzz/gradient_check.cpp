@@ -133,6 +133,7 @@ void count_backwards(const CompiledModule& m, CaseOutcome& out) {
       out.compiled_backwards += entry->compiled->report().training.has_value();
       for (const auto& h : entry->compiled->report().hints) {
         if (h.kind == "autograd") ++out.fallback_ops[eager_backward_reason(h.message)];
+        if (h.kind == "fallback_op") ++out.fallback_ops[h.op];  // the training graphs' own, as in forward mode
       }
     }
   }

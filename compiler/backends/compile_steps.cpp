@@ -25,6 +25,8 @@ void run_inference_passes(PassContext& ctx) {
   log_graph("functionalize", g, functionalize_inplace(ctx));
   log_graph("fold_constants", g, fold_constants(ctx));
   log_graph("fold_batch_norm", g, fold_batch_norm(ctx));
+  log_graph("decompose_batch_norm", g, decompose_batch_norm(ctx));
+  log_graph("split_reductions", g, split_reductions(ctx));
   log_graph("simplify", g, simplify_graph(ctx));
 }
 

@@ -654,6 +654,53 @@ TEST(FuzzTargeted, RowOps) {
                                 {f32({3, 5, 8}), f32({5, 8})}, {param("w", f32({5, 8}), true)}));
 }
 
+// Training graphs of batch norm (decompose_batch_norm: per-channel alpha and beta, then a
+// multiply-add that fuses with the ReLU6 after it) and their per-channel gradient sums over
+// [0, 2, 3] (split_reductions: a row sum fused into the kernel of its operand, then a sum over
+// the batch): batch 1 to 3, rows shorter and longer than a split is worth, a transposed input,
+// weight or bias absent, rank 3; and such sums in a forward, with keepdim and a gap in the dims.
+TEST(FuzzTargeted, BatchNormAndChannelSumsInTrainingGraphs) {
+  struct Config {
+    int64_t n, c, h, w;
+    Layout layout;
+  };
+  const std::vector<Config> configs = {{1, 8, 5, 7, Layout::Contiguous}, {2, 16, 4, 6, Layout::Contiguous},
+                                       {3, 4, 6, 6, Layout::Transposed}, {2, 6, 2, 3, Layout::Contiguous}};
+  auto variance = [] { auto r = f32({0}); r.min_abs = 0.5; return r; };
+  for (const Config& k : configs) {
+    TensorRecipe v = variance();
+    v.sizes = {k.c};
+    FuzzCase c = targeted(fmt::format("batch norm + relu6 + residual, [{}, {}, {}, {}]", k.n, k.c, k.h, k.w),
+                          "def forward(self, x0):\n"
+                          "    y = torch.batch_norm(x0, self.w, self.b, self.m, self.v, False, 0.1, 1e-05, False)\n"
+                          "    return torch.hardtanh(y, 0.0, 6.0) + x0\n",
+                          {f32({k.n, k.c, k.h, k.w}, k.layout, 1)},
+                          {param("w", f32({k.c})), param("b", f32({k.c})), param("m", f32({k.c}), true), param("v", v, true)});
+    CaseOutcome out = check_gradients(c);
+    EXPECT_EQ(out.status, Status::Pass) << out.report;
+    EXPECT_EQ(out.compiled_backwards, 1) << out.report;
+    EXPECT_EQ(out.fallback_ops.count("aten::batch_norm"), 0u) << c.name << ": batch norm ran through LibTorch";
+  }
+  TensorRecipe v = variance();
+  v.sizes = {6};
+  FuzzCase partial = targeted("batch norm without weight, then without bias, rank 3",
+                              "def forward(self, x0):\n"
+                              "    a = torch.batch_norm(x0, None, self.b, self.m, self.v, False, 0.1, 1e-03, False)\n"
+                              "    return torch.batch_norm(a * x0, self.w, None, self.m, self.v, False, 0.1, 1e-05, False)\n",
+                              {f32({2, 6, 20})},
+                              {param("w", f32({6})), param("b", f32({6})), param("m", f32({6}), true), param("v", v, true)});
+  CaseOutcome out = check_gradients(partial);
+  EXPECT_EQ(out.status, Status::Pass) << out.report;
+  EXPECT_EQ(out.compiled_backwards, 1) << out.report;
+  FuzzCase sums = targeted("sums over the trailing dims and leading ones",
+                           "def forward(self, x0, x1):\n"
+                           "    return ((x0 * x1).sum([0, 2, 3]), torch.exp(x0).sum([0, 1, 3], True), x0.sum([-1, 0]))\n",
+                           {f32({3, 5, 4, 6}), f32({5, 4, 6})});
+  expect_matches_eager(sums);
+  out = check_gradients(sums);
+  EXPECT_EQ(out.status, Status::Pass) << out.report;
+}
+
 TEST(FuzzTargeted, ParallelAndTiledKernels) {
   expect_matches_eager(targeted(">= 32768 elements: the OpenMP loop",
                                 "def forward(self, x0, x1):\n"

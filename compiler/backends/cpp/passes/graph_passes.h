@@ -22,6 +22,12 @@ int functionalize_inplace(PassContext& ctx);
 // Eval-mode batch norm right after a convolution with constant weights is folded into the
 // convolution's weight and bias. Returns how many.
 int fold_batch_norm(PassContext& ctx);
+// Eval-mode batch norm with parameters that are graph values (training) becomes per-channel
+// alpha and beta and a pointwise x * alpha + beta that fuses. Returns how many.
+int decompose_batch_norm(PassContext& ctx);
+// A sum over the trailing dims and leading ones becomes a row sum over the trailing dims (fused
+// into its operand's kernel) and a sum of the row totals over the leading ones. Returns how many.
+int split_reductions(PassContext& ctx);
 // Ops whose arguments are all constants run once at compile time. Returns how many.
 int fold_constants(PassContext& ctx);
 // Eval-mode dropout and other identities disappear; identical pure ops are computed once

@@ -135,13 +135,24 @@ class Scheduler {
     }
     for (int s : reads) {
       int k = slot_kernel_[static_cast<size_t>(s)];
-      if (k >= 0 && k != cand) close(k);
+      if (k < 0 || k == cand) continue;
+      // Another open kernel over the same index space that this op reads too joins this one
+      // (batch norm's backward: x-hat and the masked gradient meet in one product), so that
+      // neither writes the value out only for the other to read it back.
+      if (cand >= 0 && mergeable(cand, k, l, op)) merge(cand, k);
+      else close(k);
     }
     if (cand < 0) {
       cand = static_cast<int>(open_.size());
       open_.push_back(std::make_unique<OpenKernel>());
       open_.back()->full = full;
     }
+    emit_into(cand, i, l);
+  }
+
+  // Op i, lowered as `l`, computed in open kernel `cand`.
+  void emit_into(int cand, int i, const OpLowering& l) {
+    const GraphOp& op = g_.ops[static_cast<size_t>(i)];
     OpenKernel& K = *open_[static_cast<size_t>(cand)];
     if (l.kind == OpLowering::Kind::Row) {
       K.kernel.kind = KernelKind::Row;
@@ -158,6 +169,33 @@ class Scheduler {
     K.kernel.ops.push_back(i);
     K.kernel.op_names.push_back(op.name);
     slot_kernel_[static_cast<size_t>(slot)] = cand;
+  }
+
+  // Whether open kernel `b` can join open kernel `a` that op `op` (lowered as `l`) joins: both
+  // could take the op, a row kernel's rows stay the same, and the row still merges for every
+  // operand of both.
+  bool mergeable(int a, int b, const OpLowering& l, const GraphOp& op) const {
+    const OpenKernel& A = *open_[static_cast<size_t>(a)];
+    const OpenKernel& B = *open_[static_cast<size_t>(b)];
+    if (!why_no_fuse(b, A.full, l, op).empty()) return false;
+    const bool a_row = A.kernel.kind == KernelKind::Row, b_row = B.kernel.kind == KernelKind::Row;
+    if (a_row && b_row && A.kernel.row_dims != B.kernel.row_dims) return false;
+    if (!a_row && !b_row && l.kind != OpLowering::Kind::Row) return true;
+    const int row_dims = l.kind == OpLowering::Kind::Row ? l.row_dims : a_row ? A.kernel.row_dims : B.kernel.row_dims;
+    std::vector<OperandLayout> layouts = A.layouts;
+    layouts.insert(layouts.end(), B.layouts.begin(), B.layouts.end());
+    IndexSpace space;
+    return canonicalize(A.full, row_dims, layouts, static_cast<int>(A.full.size()) - row_dims + 1, &space);
+  }
+
+  // Open kernel `b`'s ops computed in open kernel `a` instead, in their order; `b` is left empty.
+  void merge(int a, int b) {
+    OpenKernel& B = *open_[static_cast<size_t>(b)];
+    if (log_enabled(LogChannel::Fusion)) log(LogChannel::Fusion, "kernel {} joins kernel {}", describe_open(b), describe_open(a));
+    std::vector<int> ops = B.kernel.ops;
+    B.open = false;
+    B.node_of_slot.clear();
+    for (int i : ops) emit_into(a, i, lowerings_[static_cast<size_t>(i)]);
   }
 
   // Why op `op` cannot join open kernel k (Inductor's WhyNoFuse); empty when it can. Read by the

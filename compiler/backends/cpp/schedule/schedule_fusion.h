@@ -2,6 +2,9 @@
 //   - an op joins the kernel of a producer (or of a sibling reading the same input) when it runs
 //     over the same index space: pointwise chains, a reduction with its prologue and epilogue
 //     (scale + mask + softmax; residual add + layer norm + its affine tail);
+//   - an op that reads two open kernels over the same index space merges them (batch norm's
+//     backward: x-hat and the masked gradient meet in one product), so neither writes a value
+//     out only for the other to read it back;
 //   - every op is computed once per element (no fusion recomputes work), and a kernel is closed
 //     as soon as anything outside it must read one of its values, so it runs before that reader;
 //   - values read outside a kernel become its outputs; everything else stays in registers;
