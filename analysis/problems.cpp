@@ -9,6 +9,7 @@
 
 #include "analysis/call_timing.h"
 #include "analysis/duration_text.h"
+#include "analysis/hint_groups.h"
 #include "analysis/recompiles.h"
 #include "core/kernel_name.h"
 
@@ -167,12 +168,12 @@ std::vector<Problem> find_problems(const ProblemInputs& in, size_t limit) {
   }
   if (in.launch.launch_bound()) out.push_back(launch_problem(in.launch));
   if (auto k = kernel_problem(in.kernel_stats)) out.push_back(*k);
-  for (const PerfHintRow& h : in.perf_hints) {
+  for (const PerfHintGroup& h : group_perf_hints(in.perf_hints)) {  // the most frequent first
     if (h.kind == "recompile_limit") continue;  // covered by the recompile problem
     Problem p;
     p.kind = "perf_hint";
     p.score = 35;
-    p.title = fmt::format("Perf hint: {}", h.op.empty() ? h.kind : h.op);
+    p.title = fmt::format("Perf hint: {}{}", h.op.empty() ? h.kind : h.op, h.count > 1 ? fmt::format(" (x{})", h.count) : "");
     // A hint about a whole graph (no_gpu_codegen) has no source line: say none rather than "an
     // unknown line".
     p.detail = h.file.empty() ? fmt::format("{}.", h.message) : fmt::format("{} ({}).", h.message, where(h.file, h.line));

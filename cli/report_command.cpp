@@ -10,6 +10,7 @@
 
 #include "analysis/break_sites.h"
 #include "analysis/compile_time.h"
+#include "analysis/hint_groups.h"
 #include "analysis/rank_divergence.h"
 #include "analysis/kernel_stats.h"
 #include "analysis/recompiles.h"
@@ -188,10 +189,13 @@ void write_steps(fmt::memory_buffer& out, const std::vector<StepRow>& steps) {
 
 void write_hints(fmt::memory_buffer& out, const std::vector<PerfHintRow>& hints, size_t top) {
   if (hints.empty()) return;
-  fmt::format_to(std::back_inserter(out), "\n  Perf hints ({})\n", hints.size());
-  for (size_t i = 0; i < std::min(top, hints.size()); ++i) {
-    const auto& h = hints[i];
-    fmt::format_to(std::back_inserter(out), "{}", text::wrap("    ", fmt::format("{} {} {}", h.kind, h.op,
+  const auto groups = analysis::group_perf_hints(hints);
+  if (groups.size() == hints.size()) fmt::format_to(std::back_inserter(out), "\n  Perf hints ({})\n", hints.size());
+  else fmt::format_to(std::back_inserter(out), "\n  Perf hints ({}, {} different)\n", hints.size(), groups.size());
+  for (size_t i = 0; i < std::min(top, groups.size()); ++i) {
+    const auto& h = groups[i];
+    std::string times = h.count > 1 ? fmt::format(" x{}", h.count) : "";
+    fmt::format_to(std::back_inserter(out), "{}", text::wrap("    ", fmt::format("{} {}{} {}", h.kind, h.op, times,
                                                            h.file.empty() ? "" : text::location(h.file, h.line))));
     fmt::format_to(std::back_inserter(out), "{}", text::wrap("      ", h.message));
   }

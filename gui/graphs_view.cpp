@@ -8,6 +8,7 @@
 #include <QTextBlock>
 #include <QVBoxLayout>
 
+#include "analysis/hint_groups.h"
 #include "gui/cpp_highlighter.h"
 #include "gui/format.h"
 #include "gui/table_view.h"
@@ -32,7 +33,7 @@ GraphsView::GraphsView(QWidget* parent)
     : RunView(parent),
       graph_model_(new TableModel({"Graph", "Frame", "Ops", "Guards", "Kernel time", "Compile reason"}, this)),
       guard_model_(new TableModel({"Kind", "Guard", "Created at"}, this)),
-      hint_model_(new TableModel({"Kind", "Op", "Message", "At"}, this)),
+      hint_model_(new TableModel({"Kind", "Op", "Times", "Message", "At"}, this)),
       graph_table_(make_row_table(graph_model_)),
       tabs_(new QTabWidget),
       ir_(make_code_view()),
@@ -97,8 +98,8 @@ void GraphsView::setRun(const RunDataPtr& run) {
       rows << row;
     }
     QVector<TableModel::Row> hints;
-    for (const PerfHintRow& h : run_->perf_hints) {
-      hints << TableModel::Row{TableModel::text(q(h.kind)), TableModel::text(q(h.op)),
+    for (const analysis::PerfHintGroup& h : analysis::group_perf_hints(run_->perf_hints)) {
+      hints << TableModel::Row{TableModel::text(q(h.kind)), TableModel::text(q(h.op)), TableModel::count(h.count),
                                TableModel::text(q(h.message), q(h.message)),
                                TableModel::text(QString("%1:%2").arg(q(h.file)).arg(h.line))};
     }

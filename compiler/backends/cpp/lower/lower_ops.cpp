@@ -31,6 +31,7 @@ bool is_extern_by_design(const std::string& name) {
   static const std::set<std::string> compute_bound = {
       "aten::linear", "aten::matmul", "aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm",
       "aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::_convolution", "aten::convolution",
+      "aten::convolution_backward",
       "aten::embedding", "aten::scaled_dot_product_attention", "aten::einsum"};
   return is_view_op(name) || compute_bound.count(name) > 0;
 }

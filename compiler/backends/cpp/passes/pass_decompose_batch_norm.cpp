@@ -3,6 +3,8 @@
 // as a LibTorch call, and the activation after it as a pass of its own. Written as eager computes
 // it, per channel alpha = w / sqrt(var + eps) and beta = b - mean * alpha, then x * alpha + beta,
 // the per-element part is pointwise and fuses with what follows (MobileNetV2's ReLU6).
+#include <optional>
+
 #include <ATen/ATen.h>
 
 #include "compiler/autodiff/graph_builder.h"
@@ -41,11 +43,7 @@ int decompose_batch_norm(PassContext& ctx) {
   std::vector<GraphOp> original = std::move(g.ops);
   g.ops.clear();
   g.ops.reserve(original.size());
-  std::vector<c10::TypePtr> types(static_cast<size_t>(g.num_slots));
-  for (size_t s = 0; s < types.size(); ++s) {
-    if (ctx.examples[s].isTensor()) types[s] = c10::TensorType::get();
-  }
-  GraphBuilder b(g, types);
+  std::optional<GraphBuilder> builder;  // made at the first batch norm decomposed: most graphs have none
   std::vector<std::pair<int, int>> renamed;  // (batch norm's output, the decomposition's)
   int count = 0;
   for (GraphOp& op : original) {
@@ -74,6 +72,14 @@ int decompose_batch_norm(PassContext& ctx) {
       continue;
     }
     const at::Tensor x = xv.toTensor();
+    if (!builder) {
+      std::vector<c10::TypePtr> types(static_cast<size_t>(g.num_slots));
+      for (size_t s = 0; s < types.size(); ++s) {
+        if (ctx.examples[s].isTensor()) types[s] = c10::TensorType::get();
+      }
+      builder.emplace(g, std::move(types));
+    }
+    GraphBuilder& b = *builder;
     const double eps = op.args[7].constant.toDouble();
     std::vector<int64_t> channel(static_cast<size_t>(x.dim() - 1), 1);
     channel[0] = x.size(1);
