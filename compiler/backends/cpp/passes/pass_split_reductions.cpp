@@ -1,12 +1,15 @@
 // Reductions split at the row. A sum over the trailing dims and some leading ones (batch norm's
 // per-channel gradient sums over [0, 2, 3]) is no row reduction, so it ran as a LibTorch call
 // over a tensor its producer kernel had to write out first. As a row sum over the trailing dims
-// followed by a small sum over the leading ones, the big part is a row kernel that fuses with
-// its producer (nothing written but the row totals), and the rest sums N values per channel.
+// followed by a sum of the row totals over the leading ones, the big part is a row kernel that
+// fuses with its producer (nothing written but the row totals). The small part is a row sum too:
+// of the totals with the leading dims permuted last (a view), N values per channel.
 #include <algorithm>
+#include <optional>
 
 #include <ATen/ATen.h>
 
+#include "compiler/autodiff/graph_builder.h"
 #include "compiler/backends/cpp/passes/graph_passes.h"
 
 namespace tcprof {
@@ -21,27 +24,55 @@ bool constant_dims(const Arg& a, std::vector<int64_t>* dims) {
   return true;
 }
 
-Arg constant(c10::IValue v) {
-  Arg a;
-  a.kind = Arg::Kind::Constant;
-  a.constant = std::move(v);
-  return a;
-}
+// The second stage, emitted just before the first reader of the sum's result.
+struct Pending {
+  int result = -1;       // the original sum's output slot
+  int partial = -1;      // the row totals
+  std::vector<int64_t> lead;
+  bool keepdim = false;
+  const GraphOp* origin = nullptr;
+};
 
 }  // namespace
 
 int split_reductions(PassContext& ctx) {
   CapturedGraph& g = ctx.graph;
-  std::vector<GraphOp> ops;
-  ops.reserve(g.ops.size());
+  std::vector<GraphOp> original = std::move(g.ops);
+  g.ops.clear();
+  g.ops.reserve(original.size());
+  std::optional<GraphBuilder> builder;  // made at the first split
+  auto emit = [&](const char* name, const std::vector<BuildArg>& args, const GraphOp* origin, const at::Tensor& result) {
+    Val v = builder->emit1(name, args, origin);
+    ctx.examples.resize(static_cast<size_t>(g.num_slots));
+    ctx.examples[static_cast<size_t>(v.slot)] = result;
+    return v;
+  };
+  std::vector<std::pair<int, int>> renamed;  // (the sum's output, the second stage's)
   // Second stages wait until just before their result's first reader (or the end), so that the
   // row sums of one producer stay next to each other and join its kernel together.
-  std::vector<std::pair<int, GraphOp>> pending;  // (result slot, op)
+  std::vector<Pending> pending;
+  auto finish = [&](const Pending& p) {
+    const at::Tensor totals = ctx.examples[static_cast<size_t>(p.partial)].toTensor();
+    if (p.keepdim) {  // the reduced dims stay in place as 1s: one LibTorch sum of the totals
+      renamed.emplace_back(p.result, emit("aten::sum", {Val{p.partial}, p.lead, true}, p.origin, at::sum(totals, p.lead, true)).slot);
+      return;
+    }
+    std::vector<int64_t> order;
+    for (int64_t d = 0; d < totals.dim(); ++d) {
+      if (std::find(p.lead.begin(), p.lead.end(), d) == p.lead.end()) order.push_back(d);
+    }
+    order.insert(order.end(), p.lead.begin(), p.lead.end());
+    std::vector<int64_t> last;
+    for (size_t k = 0; k < p.lead.size(); ++k) last.push_back(static_cast<int64_t>(order.size() - p.lead.size() + k));
+    at::Tensor moved = totals.permute(order);
+    Val permuted = emit("aten::permute", {Val{p.partial}, order}, p.origin, moved);
+    renamed.emplace_back(p.result, emit("aten::sum", {permuted, last, false}, p.origin, at::sum(moved, last, false)).slot);
+  };
   auto flush_readers_of = [&](const GraphOp& reader) {
     std::vector<int> reads = slots_read(reader);
     for (auto it = pending.begin(); it != pending.end();) {
-      if (std::find(reads.begin(), reads.end(), it->first) != reads.end()) {
-        ops.push_back(std::move(it->second));
+      if (std::find(reads.begin(), reads.end(), it->result) != reads.end()) {
+        finish(*it);
         it = pending.erase(it);
       } else {
         ++it;
@@ -49,7 +80,7 @@ int split_reductions(PassContext& ctx) {
     }
   };
   int count = 0;
-  for (GraphOp& op : g.ops) {
+  for (GraphOp& op : original) {
     flush_readers_of(op);
     std::vector<int64_t> dims;
     bool candidate = op.name == "aten::sum" && op.args.size() >= 3 && op.outputs.size() == 1 &&
@@ -61,7 +92,7 @@ int split_reductions(PassContext& ctx) {
       candidate = x.isTensor() && x.toTensor().is_floating_point() && !dims.empty();
     }
     if (!candidate) {
-      ops.push_back(std::move(op));
+      g.ops.push_back(std::move(op));
       continue;
     }
     const at::Tensor t = ctx.examples[static_cast<size_t>(op.args[0].slot)].toTensor();
@@ -70,7 +101,7 @@ int split_reductions(PassContext& ctx) {
     std::sort(dims.begin(), dims.end());
     dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
     if (dims.front() < 0 || dims.back() >= rank) {  // LibTorch will say what is wrong
-      ops.push_back(std::move(op));
+      g.ops.push_back(std::move(op));
       continue;
     }
     // The trailing run of reduced dims is the row; what is left of `dims` lies before it.
@@ -86,26 +117,29 @@ int split_reductions(PassContext& ctx) {
       }
     }
     if (row.empty() || lead.empty() || row_len < kMinRow) {
-      ops.push_back(std::move(op));
+      g.ops.push_back(std::move(op));
       continue;
     }
+    if (!builder) {
+      std::vector<c10::TypePtr> types(static_cast<size_t>(g.num_slots));
+      for (size_t s = 0; s < types.size(); ++s) {
+        if (ctx.examples[s].isTensor()) types[s] = c10::TensorType::get();
+      }
+      builder.emplace(g, std::move(types));
+    }
     const bool keepdim = op.args[2].constant.toBool();
-    // The first stage keeps the op's node (the same overload: sum.dim_IntList) with other dims.
-    GraphOp rows = op;
-    int partial = g.num_slots++;
-    rows.args[1] = constant(c10::IValue(row));
-    rows.outputs = {partial};
-    ctx.examples.resize(static_cast<size_t>(g.num_slots));
-    ctx.examples[static_cast<size_t>(partial)] = at::sum(t, row, keepdim);
-    GraphOp rest = std::move(op);
-    rest.args[0].slot = partial;
-    rest.args[1] = constant(c10::IValue(lead));  // the leading dims keep their numbers
-    ops.push_back(std::move(rows));
-    pending.emplace_back(rest.outputs[0], std::move(rest));
+    Val partial = emit("aten::sum", {Val{op.args[0].slot}, row, keepdim}, &op, at::sum(t, row, keepdim));
+    // The leading dims keep their numbers: they lie before the row.
+    pending.push_back({op.outputs[0], partial.slot, lead, keepdim, &op});  // `original` outlives the pass's emits
     ++count;
   }
-  for (auto& [slot, op] : pending) ops.push_back(std::move(op));
-  g.ops = std::move(ops);
+  for (const Pending& p : pending) finish(p);
+  for (const auto& [from, to] : renamed) {  // its readers, all after it, and the graph's outputs
+    Arg a;
+    a.kind = Arg::Kind::Slot;
+    a.slot = to;
+    replace_uses(g, from, a);
+  }
   return count;
 }
 
