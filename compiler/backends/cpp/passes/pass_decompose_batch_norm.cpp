@@ -82,7 +82,7 @@ int decompose_batch_norm(PassContext& ctx) {
     GraphBuilder& b = *builder;
     const double eps = op.args[7].constant.toDouble();
     std::vector<int64_t> channel(static_cast<size_t>(x.dim() - 1), 1);
-    channel[0] = x.size(1);
+    channel[0] = -1;  // [C, 1, ...]: C is the parameters' length
     // Each new op with its example value, computed as it will be.
     auto value = [&](const BuildArg& a) {
       return a.slot >= 0 ? ctx.examples[static_cast<size_t>(a.slot)].toTensor() : a.constant.toTensor();
