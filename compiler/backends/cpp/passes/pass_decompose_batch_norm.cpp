@@ -3,12 +3,9 @@
 // as a LibTorch call, and the activation after it as a pass of its own. Written as eager computes
 // it, per channel alpha = w / sqrt(var + eps) and beta = b - mean * alpha, then x * alpha + beta,
 // the per-element part is pointwise and fuses with what follows (MobileNetV2's ReLU6).
-#include <optional>
-
 #include <ATen/ATen.h>
 
-#include "compiler/autodiff/graph_builder.h"
-#include "compiler/backends/cpp/passes/graph_passes.h"
+#include "compiler/backends/cpp/passes/pass_builder.h"
 
 namespace tcprof {
 namespace {
@@ -40,11 +37,8 @@ bool parameter(const PassContext& ctx, const Arg& a, const at::Tensor& x, BuildA
 
 int decompose_batch_norm(PassContext& ctx) {
   CapturedGraph& g = ctx.graph;
-  std::vector<GraphOp> original = std::move(g.ops);
-  g.ops.clear();
-  g.ops.reserve(original.size());
-  std::optional<GraphBuilder> builder;  // made at the first batch norm decomposed: most graphs have none
-  std::vector<std::pair<int, int>> renamed;  // (batch norm's output, the decomposition's)
+  PassBuilder b(ctx);
+  std::vector<GraphOp> original = b.take_ops();
   int count = 0;
   for (GraphOp& op : original) {
     bool eval = op.name == "aten::batch_norm" && op.args.size() >= 8 && op.outputs.size() == 1 &&
@@ -72,26 +66,14 @@ int decompose_batch_norm(PassContext& ctx) {
       continue;
     }
     const at::Tensor x = xv.toTensor();
-    if (!builder) {
-      std::vector<c10::TypePtr> types(static_cast<size_t>(g.num_slots));
-      for (size_t s = 0; s < types.size(); ++s) {
-        if (ctx.examples[s].isTensor()) types[s] = c10::TensorType::get();
-      }
-      builder.emplace(g, std::move(types));
-    }
-    GraphBuilder& b = *builder;
     const double eps = op.args[7].constant.toDouble();
     std::vector<int64_t> channel(static_cast<size_t>(x.dim() - 1), 1);
     channel[0] = -1;  // [C, 1, ...]: C is the parameters' length
-    // Each new op with its example value, computed as it will be.
     auto value = [&](const BuildArg& a) {
       return a.slot >= 0 ? ctx.examples[static_cast<size_t>(a.slot)].toTensor() : a.constant.toTensor();
     };
-    auto emit = [&](const char* name, const std::vector<BuildArg>& args, const at::Tensor& result) {
-      Val v = b.emit1(name, args, &op);
-      ctx.examples.resize(static_cast<size_t>(g.num_slots));
-      ctx.examples[static_cast<size_t>(v.slot)] = result;
-      return v;
+    auto emit = [&](const char* name, const std::vector<BuildArg>& args, const at::Tensor& example) {
+      return b.emit(name, args, &op, example);
     };
     // Per channel, as eager's batch_norm_cpu_collect_linear_and_constant_terms.
     at::Tensor var_eps = value(var) + eps, a = var_eps.rsqrt();
@@ -107,15 +89,10 @@ int decompose_batch_norm(PassContext& ctx) {
     at::Tensor ar = a.reshape(channel), br = be.reshape(channel), xa = x * ar;
     Val scaled = emit("aten::mul", {Val{op.args[0].slot}, emit("aten::reshape", {alpha, channel}, ar)}, xa);
     Val y = emit("aten::add", {scaled, emit("aten::reshape", {beta, channel}, br)}, xa + br);
-    renamed.emplace_back(op.outputs[0], y.slot);
+    b.rename(op.outputs[0], y.slot);
     ++count;
   }
-  for (const auto& [from, to] : renamed) {
-    Arg a;
-    a.kind = Arg::Kind::Slot;
-    a.slot = to;
-    replace_uses(g, from, a);
-  }
+  b.apply_renames();
   return count;
 }
 

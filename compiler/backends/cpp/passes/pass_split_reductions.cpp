@@ -5,12 +5,10 @@
 // fuses with its producer (nothing written but the row totals). The small part is a row sum too:
 // of the totals with the leading dims permuted last (a view), N values per channel.
 #include <algorithm>
-#include <optional>
 
 #include <ATen/ATen.h>
 
-#include "compiler/autodiff/graph_builder.h"
-#include "compiler/backends/cpp/passes/graph_passes.h"
+#include "compiler/backends/cpp/passes/pass_builder.h"
 
 namespace tcprof {
 namespace {
@@ -37,24 +35,18 @@ struct Pending {
 
 int split_reductions(PassContext& ctx) {
   CapturedGraph& g = ctx.graph;
-  std::vector<GraphOp> original = std::move(g.ops);
-  g.ops.clear();
-  g.ops.reserve(original.size());
-  std::optional<GraphBuilder> builder;  // made at the first split
-  auto emit = [&](const char* name, const std::vector<BuildArg>& args, const GraphOp* origin, const at::Tensor& result) {
-    Val v = builder->emit1(name, args, origin);
-    ctx.examples.resize(static_cast<size_t>(g.num_slots));
-    ctx.examples[static_cast<size_t>(v.slot)] = result;
-    return v;
+  PassBuilder b(ctx);
+  std::vector<GraphOp> original = b.take_ops();
+  auto emit = [&](const char* name, const std::vector<BuildArg>& args, const GraphOp* origin, const at::Tensor& example) {
+    return b.emit(name, args, origin, example);
   };
-  std::vector<std::pair<int, int>> renamed;  // (the sum's output, the second stage's)
   // Second stages wait until just before their result's first reader (or the end), so that the
   // row sums of one producer stay next to each other and join its kernel together.
   std::vector<Pending> pending;
   auto finish = [&](const Pending& p) {
     const at::Tensor totals = ctx.examples[static_cast<size_t>(p.partial)].toTensor();
     if (p.keepdim) {  // the reduced dims stay in place as 1s: one LibTorch sum of the totals
-      renamed.emplace_back(p.result, emit("aten::sum", {Val{p.partial}, p.lead, true}, p.origin, at::sum(totals, p.lead, true)).slot);
+      b.rename(p.result, emit("aten::sum", {Val{p.partial}, p.lead, true}, p.origin, at::sum(totals, p.lead, true)).slot);
       return;
     }
     std::vector<int64_t> order;
@@ -66,7 +58,7 @@ int split_reductions(PassContext& ctx) {
     for (size_t k = 0; k < p.lead.size(); ++k) last.push_back(static_cast<int64_t>(order.size() - p.lead.size() + k));
     at::Tensor moved = totals.permute(order);
     Val permuted = emit("aten::permute", {Val{p.partial}, order}, p.origin, moved);
-    renamed.emplace_back(p.result, emit("aten::sum", {permuted, last, false}, p.origin, at::sum(moved, last, false)).slot);
+    b.rename(p.result, emit("aten::sum", {permuted, last, false}, p.origin, at::sum(moved, last, false)).slot);
   };
   auto flush_readers_of = [&](const GraphOp& reader) {
     std::vector<int> reads = slots_read(reader);
@@ -120,13 +112,6 @@ int split_reductions(PassContext& ctx) {
       g.ops.push_back(std::move(op));
       continue;
     }
-    if (!builder) {
-      std::vector<c10::TypePtr> types(static_cast<size_t>(g.num_slots));
-      for (size_t s = 0; s < types.size(); ++s) {
-        if (ctx.examples[s].isTensor()) types[s] = c10::TensorType::get();
-      }
-      builder.emplace(g, std::move(types));
-    }
     const bool keepdim = op.args[2].constant.toBool();
     Val partial = emit("aten::sum", {Val{op.args[0].slot}, row, keepdim}, &op, at::sum(t, row, keepdim));
     // The leading dims keep their numbers: they lie before the row.
@@ -134,12 +119,7 @@ int split_reductions(PassContext& ctx) {
     ++count;
   }
   for (const Pending& p : pending) finish(p);
-  for (const auto& [from, to] : renamed) {  // its readers, all after it, and the graph's outputs
-    Arg a;
-    a.kind = Arg::Kind::Slot;
-    a.slot = to;
-    replace_uses(g, from, a);
-  }
+  b.apply_renames();  // a split sum's readers, all after it, and the graph's outputs
   return count;
 }
 
