@@ -343,7 +343,6 @@ TEST(CudaBackend, NvrtcRejectsABadArchitectureWithAUsageError) {
   EXPECT_FALSE(valid_cuda_arch("sm90"));
 }
 
-// Without a GPU a user reads the CUDA program each graph would get, compiled for the named device.
 // On a GPU the graph is replayed as one CUDA graph from its third call; CUPTI's records of the
 // replayed kernels still belong to their call and graph (the replay is the graph's launch). The
 // H200's first replayed runs recorded them under the call alone.
@@ -360,6 +359,7 @@ TEST(CudaBackendCli, ReplayedKernelsBelongToTheirCallAndGraph) {
   EXPECT_EQ(testing::query_db(db, "select count(*) from kernels where kind = 'gpu' and call_id != 0 and graph_id = 0"), "0");
 }
 
+// Without a GPU a user reads the CUDA program each graph would get, compiled for the named device.
 TEST(CudaBackendCli, ExplainPrintsTheCudaProgramCompiledForTheArchitecture) {
   auto r = run_command(fmt::format("{} explain {} --input 'i64[2,16](0,512)' --backend cuda --arch sm_80 --db none", TCPROF_BIN,
                                    sample("gpt_tiny")));

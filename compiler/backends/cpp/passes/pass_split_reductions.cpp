@@ -37,16 +37,13 @@ int split_reductions(PassContext& ctx) {
   CapturedGraph& g = ctx.graph;
   PassBuilder b(ctx);
   std::vector<GraphOp> original = b.take_ops();
-  auto emit = [&](const char* name, const std::vector<BuildArg>& args, const GraphOp* origin, const at::Tensor& example) {
-    return b.emit(name, args, origin, example);
-  };
   // Second stages wait until just before their result's first reader (or the end), so that the
   // row sums of one producer stay next to each other and join its kernel together.
   std::vector<Pending> pending;
   auto finish = [&](const Pending& p) {
     const at::Tensor totals = ctx.examples[static_cast<size_t>(p.partial)].toTensor();
     if (p.keepdim) {  // the reduced dims stay in place as 1s: one LibTorch sum of the totals
-      b.rename(p.result, emit("aten::sum", {Val{p.partial}, p.lead, true}, p.origin, at::sum(totals, p.lead, true)).slot);
+      b.rename(p.result, b.emit("aten::sum", {Val{p.partial}, p.lead, true}, p.origin, at::sum(totals, p.lead, true)).slot);
       return;
     }
     std::vector<int64_t> order;
@@ -57,8 +54,8 @@ int split_reductions(PassContext& ctx) {
     std::vector<int64_t> last;
     for (size_t k = 0; k < p.lead.size(); ++k) last.push_back(static_cast<int64_t>(order.size() - p.lead.size() + k));
     at::Tensor moved = totals.permute(order);
-    Val permuted = emit("aten::permute", {Val{p.partial}, order}, p.origin, moved);
-    b.rename(p.result, emit("aten::sum", {permuted, last, false}, p.origin, at::sum(moved, last, false)).slot);
+    Val permuted = b.emit("aten::permute", {Val{p.partial}, order}, p.origin, moved);
+    b.rename(p.result, b.emit("aten::sum", {permuted, last, false}, p.origin, at::sum(moved, last, false)).slot);
   };
   auto flush_readers_of = [&](const GraphOp& reader) {
     std::vector<int> reads = slots_read(reader);
@@ -113,7 +110,7 @@ int split_reductions(PassContext& ctx) {
       continue;
     }
     const bool keepdim = op.args[2].constant.toBool();
-    Val partial = emit("aten::sum", {Val{op.args[0].slot}, row, keepdim}, &op, at::sum(t, row, keepdim));
+    Val partial = b.emit("aten::sum", {Val{op.args[0].slot}, row, keepdim}, &op, at::sum(t, row, keepdim));
     // The leading dims keep their numbers: they lie before the row.
     pending.push_back({op.outputs[0], partial.slot, lead, keepdim, &op});  // `original` outlives the pass's emits
     ++count;
