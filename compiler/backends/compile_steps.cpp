@@ -71,6 +71,23 @@ std::vector<c10::IValue> example_run(const CapturedGraph& g, const std::vector<c
 }
 
 // Why the graph needs autograd (an input or a parameter requires grad under grad mode), or empty.
+// A parameter that requires grad anywhere in an argument: a tensor constant, an item of a list
+// argument, or an item of a constant list (`torch.cat([self.p, self.p])` is captured as one
+// constant; fuzz case 54401206388347: with only integer inputs beside it, the graph was compiled
+// for inference, the cat folded, and the parameter got no gradient).
+static bool holds_parameter_requiring_grad(const Arg& a) {
+  if (a.kind == Arg::Kind::Constant && a.constant.isTensor() && a.constant.toTensor().requires_grad()) return true;
+  if (a.kind == Arg::Kind::Constant && a.constant.isList()) {
+    for (const c10::IValue& v : a.constant.toList().vec()) {
+      if (v.isTensor() && v.toTensor().requires_grad()) return true;
+    }
+  }
+  for (const auto& item : a.items) {
+    if (holds_parameter_requiring_grad(item)) return true;
+  }
+  return false;
+}
+
 std::string autograd_reason(const CapturedGraph& g, const std::vector<c10::IValue>& inputs) {
   if (!at::GradMode::is_enabled()) return "";
   for (const auto& v : inputs) {
@@ -78,9 +95,7 @@ std::string autograd_reason(const CapturedGraph& g, const std::vector<c10::IValu
   }
   for (const auto& op : g.ops) {
     for (const auto& a : op.args) {
-      if (a.kind == Arg::Kind::Constant && a.constant.isTensor() && a.constant.toTensor().requires_grad()) {
-        return "parameters require grad";
-      }
+      if (holds_parameter_requiring_grad(a)) return "parameters require grad";
     }
   }
   return "";
