@@ -68,6 +68,26 @@ Val expand_reduced(GradContext& c, Val g, std::vector<int64_t> dims, bool keepdi
   return c.emit("aten::expand", {g, in});
 }
 
+}  // namespace
+
+Val GradContext::reduce_to(Val g, const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
+  if (from == to) return g;
+  if (to.size() > from.size()) return emit("aten::sum_to_size", {g, to});  // LibTorch says what is wrong
+  const size_t lead = from.size() - to.size();
+  std::vector<int64_t> dims, stretched;  // the leading dims, then the ones `to` has as 1
+  for (size_t d = 0; d < lead; ++d) dims.push_back(static_cast<int64_t>(d));
+  for (size_t d = lead; d < from.size(); ++d) {
+    if (to[d - lead] == 1 && from[d] != 1) stretched.push_back(static_cast<int64_t>(d));
+  }
+  if (dims.empty() && stretched.empty()) return emit("aten::sum_to_size", {g, to});  // sizes that do not broadcast: LibTorch's error
+  if (stretched.empty()) return emit("aten::sum", {g, dims, false});
+  dims.insert(dims.end(), stretched.begin(), stretched.end());
+  Val kept = emit("aten::sum", {g, dims, true});
+  return lead == 0 ? kept : emit("aten::reshape", {kept, to});
+}
+
+namespace {
+
 // Gradient of a binary pointwise op for argument i, summed to its shape.
 void add_broadcast(GradContext& c, size_t i, Val g) { c.add(i, c.reduce_to(g, c.out_sizes(), c.sizes(i))); }
 
@@ -123,14 +143,13 @@ void mm(GradContext& c, const char* product, int64_t d0, int64_t d1) {
 void linear(GradContext& c) {
   std::vector<int64_t> x = c.sizes(0), w = c.sizes(1);
   if (x.size() < 1 || w.size() != 2) throw NoDerivative("linear of a vector weight");
+  // The bias's sum first: before the products read g, it can join the kernel that computes g.
+  if (c.has_arg(2) && c.needs(2)) c.add(2, c.reduce_to(c.grad(), c.out_sizes(), {w[0]}));
   if (c.needs(0)) c.add(0, c.emit("aten::matmul", {c.grad(), c.arg(1)}));
-  if (!c.needs(1) && !(c.has_arg(2) && c.needs(2))) return;
+  if (!c.needs(1)) return;
   Val g2 = c.emit("aten::reshape", {c.grad(), std::vector<int64_t>{-1, w[0]}});
-  if (c.needs(1)) {
-    Val x2 = c.emit("aten::reshape", {c.arg(0), std::vector<int64_t>{-1, w[1]}});
-    c.add(1, c.emit("aten::mm", {c.emit("aten::t", {g2}), x2}));
-  }
-  if (c.has_arg(2) && c.needs(2)) c.add(2, c.emit("aten::sum", {g2, std::vector<int64_t>{0}, false}));
+  Val x2 = c.emit("aten::reshape", {c.arg(0), std::vector<int64_t>{-1, w[1]}});
+  c.add(1, c.emit("aten::mm", {c.emit("aten::t", {g2}), x2}));
 }
 
 void addmm(GradContext& c) {

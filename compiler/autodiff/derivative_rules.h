@@ -46,10 +46,10 @@ class GradContext {
   std::vector<int64_t> sizes(size_t i) const { return tensor(i).sizes().vec(); }
   std::vector<int64_t> out_sizes(size_t i = 0) const { return out_value(i).toTensor().sizes().vec(); }
   bool has_arg(size_t i) const { return i < op().args.size() && !value(i).isNone(); }
-  // `g` (shaped like `from`) summed to `to`'s shape, as broadcasting's gradient is.
-  Val reduce_to(Val g, const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
-    return from == to ? g : emit("aten::sum_to_size", {g, to});
-  }
+  // `g` (shaped like `from`) summed to `to`'s shape, as broadcasting's gradient is: plain sums (a
+  // bias's over the leading dims, which the cpp backend generates as column sums), not LibTorch's
+  // sum_to_size.
+  Val reduce_to(Val g, const std::vector<int64_t>& from, const std::vector<int64_t>& to);
 };
 
 using DerivativeRule = std::function<void(GradContext&)>;

@@ -11,6 +11,7 @@
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include "bench/fuzz/case_module.h"
@@ -701,6 +702,45 @@ TEST(FuzzTargeted, BatchNormAndChannelSumsInTrainingGraphs) {
   EXPECT_EQ(out.status, Status::Pass) << out.report;
 }
 
+// Sums over the leading dims (a bias's gradient over [B, T, C]) are column kernels: one sum per
+// row element, the rows the inner loop, fused with the ops computing their operand, which may also
+// be written out. Blocks of rows are summed apart and added in order (the 16-block split, the
+// parallel loop from 32768 elements, a row longer than the partial sums' cap); keepdim; a sum over
+// dim 0 alone; and in training graphs a linear's bias and a layer norm's weight and bias.
+TEST(FuzzTargeted, ColumnSums) {
+  FuzzCase forward = targeted("sums over the leading dims, fused, with element outputs",
+                              "def forward(self, x0, x1):\n"
+                              "    g = torch.tanh(x0) * x1\n"
+                              "    return (g.sum([0, 1]), (g * x0).sum([0, 1], keepdim=True), g, torch.exp(x0).sum(0))\n",
+                              {f32({3, 7, 24}), f32({24})});
+  CaseOutcome out = check(forward);
+  EXPECT_EQ(out.status, Status::Pass) << out.report;
+  EXPECT_EQ(out.fallback_ops.count("aten::sum"), 0u) << out.report;
+  for (const auto& sizes : std::vector<std::vector<int64_t>>{{40, 9, 100}, {2, 3, 300000}, {1, 1, 5}, {0, 4, 6}}) {
+    FuzzCase big = targeted(fmt::format("column sum over [{}]", fmt::join(sizes, ", ")),
+                            "def forward(self, x0):\n    return (torch.sigmoid(x0) - 0.5).sum([0, 1])\n", {f32(sizes)});
+    out = check(big);
+    EXPECT_EQ(out.status, Status::Pass) << out.report;
+  }
+  FuzzCase transposed = targeted("a column sum of a transposed input",
+                                 "def forward(self, x0):\n    return (x0 * 2.0).sum(0)\n", {f32({30, 20}, Layout::Transposed, 1)});
+  out = check(transposed);
+  EXPECT_EQ(out.status, Status::Pass) << out.report;
+  FuzzCase training = targeted("a linear's bias, a layer norm's weight and bias, a broadcast bias",
+                               "def forward(self, x0):\n"
+                               "    h = torch.layer_norm(x0, [16], self.lw, self.lb, 1e-05)\n"
+                               "    y = torch.linear(h, self.w, self.b)\n"
+                               "    return torch.tanh(y) + self.c\n",
+                               {f32({4, 5, 16})},
+                               {param("lw", f32({16})), param("lb", f32({16})), param("w", f32({12, 16})), param("b", f32({12})),
+                                param("c", f32({5, 12}))});
+  out = check_gradients(training);
+  EXPECT_EQ(out.status, Status::Pass) << out.report;
+  EXPECT_EQ(out.compiled_backwards, 1) << out.report;
+  EXPECT_EQ(out.fallback_ops.count("aten::sum_to_size"), 0u) << out.report;
+  EXPECT_EQ(out.fallback_ops.count("aten::sum"), 0u) << out.report;
+}
+
 TEST(FuzzTargeted, ParallelAndTiledKernels) {
   expect_matches_eager(targeted(">= 32768 elements: the OpenMP loop",
                                 "def forward(self, x0, x1):\n"
@@ -1082,6 +1122,19 @@ TEST(FuzzBugs, ParametersInsideAListOfParametersGetTheirGradients) {
     EXPECT_EQ(out.status, Status::Pass) << "fuzz_graphs --backward --conv --pool --case " << seed << "\n" << out.report;
     EXPECT_EQ(out.compiled_backwards, 1) << out.report;
   }
+}
+
+// fuzz_graphs --backward --conv --pool (seed 2026113023, case 54401206388347): the same list of
+// parameters in a graph whose inputs are all integers. Whether a graph trains was decided from its
+// inputs and its tensor constants, not from inside a constant list, so the graph was compiled for
+// inference: the cat was folded and the output needed no gradient.
+TEST(FuzzBugs, AListOfParametersAloneMakesTheGraphTrain) {
+  FuzzCase c = targeted("a cat of parameters beside integer inputs",
+                        "def forward(self, x0):\n    return torch.cat([self.p0, self.p0], 1) / 7.0, x0 * 2\n",
+                        {tensor(ST::Int, {3, 1, 5, 4})}, {param("p0", f32({3, 1, 5, 4}))});
+  CaseOutcome out = check_gradients(c);
+  EXPECT_EQ(out.status, Status::Pass) << out.report;
+  EXPECT_EQ(out.compiled_backwards, 1) << out.report;
 }
 
 // fuzz_graphs --backward --conv (seed 2026112780) reported a batch norm of a transposed [1, 5, 1, 33]

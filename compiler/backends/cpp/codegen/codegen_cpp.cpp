@@ -1,5 +1,6 @@
 #include "compiler/backends/cpp/codegen/codegen_cpp.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -36,11 +37,12 @@ std::string literal(double v, ElemType t) {
 
 class KernelWriter {
  public:
-  KernelWriter(const Kernel& k, bool row) : k_(k), row_(row), levels_(kernel_levels(k)) {}
+  explicit KernelWriter(const Kernel& k) : k_(k), row_(k.kind == KernelKind::Row), levels_(kernel_levels(k)) {}
 
   // The loops live in a range function that is not inlined into the OpenMP region: GCC does not
   // vectorise simd loops inside the outlined parallel body, but does in a plain function.
   std::string write(const std::string& name) {
+    if (k_.kind == KernelKind::Column) return write_column(name);
     const int R = k_.rank;
     std::string s = fmt::format("// {}\nstatic __attribute__((noinline)) void {}_range(const void* const* in_, void* const* out_, "
                                 "const int64_t* sz, const int64_t* st, int64_t w0, int64_t w1) {{\n",
@@ -265,6 +267,83 @@ class KernelWriter {
     return s;
   }
 
+  // Column kernels: rows [w0, w1) of the outer dims summed into `acc` (one run of `inner` doubles
+  // per sum), the element outputs written on the way. Loads stay contiguous along the row and the
+  // sums accumulate a vector of row elements at a time: over chunks of 32 rows in the operand's
+  // own type (`part`), each chunk then added into the double total. Converting every element to
+  // double took 4x as long as the float loop (0.40 against 0.10 ms over [512, 1024], AVX2); a
+  // float chunk of 32 rounds no worse than eager's float sums.
+  std::string write_column(const std::string& name) const {
+    const int R = k_.rank;
+    std::vector<int> sums;  // the per-column outputs' nodes, each summed once
+    for (const auto& o : k_.outputs) {
+      if (o.per_row && std::find(sums.begin(), sums.end(), o.expr) == sums.end()) sums.push_back(o.expr);
+    }
+    const auto sum_index = [&](int node) { return std::find(sums.begin(), sums.end(), node) - sums.begin(); };
+    std::string s = fmt::format("// {}\nstatic __attribute__((noinline)) void {}_range(const void* const* in_, void* const* out_, "
+                                "const int64_t* sz, const int64_t* st, int64_t w0, int64_t w1, double* __restrict acc, "
+                                "void* __restrict part) {{\n",
+                                fmt::join(k_.op_names, ", "), name);
+    s += "  (void)st; (void)out_; (void)part;\n";
+    for (size_t i = 0; i < k_.inputs.size(); ++i) {
+      s += fmt::format("  const {0}* __restrict in{1} = static_cast<const {0}*>(in_[{1}]);\n", storage_type(k_.inputs[i].type), i);
+    }
+    s += fmt::format("  const int64_t inner = sz[{}];\n", R - 1);
+    for (size_t a = 0; a < sums.size(); ++a) {
+      const char* T = c_type(k_.nodes[static_cast<size_t>(sums[a])].type);
+      s += fmt::format("  double* __restrict acc{0} = acc + {0} * inner;\n  for (int64_t j = 0; j < inner; ++j) acc{0}[j] = 0.0;\n", a);
+      s += fmt::format("  {0}* __restrict part{1} = static_cast<{0}*>(part) + {1} * inner;\n", T, a);
+    }
+    s += "  for (int64_t c0 = w0; c0 < w1; c0 += 32) {\n    const int64_t c1 = std::min<int64_t>(w1, c0 + 32);\n";
+    for (size_t a = 0; a < sums.size(); ++a) s += fmt::format("    for (int64_t j = 0; j < inner; ++j) part{}[j] = 0;\n", a);
+    s += "  for (int64_t o = c0; o < c1; ++o) {\n";
+    s += outer_offsets(R, "    ");
+    std::vector<int> roots;
+    for (size_t i = 0; i < k_.outputs.size(); ++i) {
+      if (k_.outputs[i].per_row) continue;
+      s += fmt::format("    {0}* __restrict q{1} = static_cast<{0}*>(out_[{1}]) + o * inner;\n", storage_type(out_type(i)), i);
+      roots.push_back(k_.outputs[i].expr);
+    }
+    for (int r : sums) roots.push_back(k_.nodes[static_cast<size_t>(r)].args[0]);
+    s += "    #pragma omp simd\n    for (int64_t j = 0; j < inner; ++j) {\n";
+    std::vector<bool> defined(k_.nodes.size(), false);
+    emit_needed(roots, defined, s, "      ", "j", false);
+    for (int r : sums) s += fmt::format("      part{}[j] += t{};\n", sum_index(r), k_.nodes[static_cast<size_t>(r)].args[0]);
+    for (size_t i = 0; i < k_.outputs.size(); ++i) {
+      if (!k_.outputs[i].per_row) s += fmt::format("      q{}[j] = t{};\n", i, k_.outputs[i].expr);
+    }
+    s += "    }\n  }\n";
+    for (size_t a = 0; a < sums.size(); ++a) {
+      s += fmt::format("    #pragma omp simd\n    for (int64_t j = 0; j < inner; ++j) acc{0}[j] += static_cast<double>(part{0}[j]);\n", a);
+    }
+    s += "  }\n}\n";
+    // The entry point: blocks of rows summed apart (in parallel), then added in block order. Their
+    // count depends on the shape alone, so a sum does not depend on the thread count.
+    s += fmt::format("extern \"C\" void {}(const void* const* in_, void* const* out_, const int64_t* sz, const int64_t* st) {{\n", name);
+    s += fmt::format("  const int64_t inner = sz[{}];\n  int64_t outer = 1;\n", R - 1);
+    for (int d = 0; d < R - 1; ++d) s += fmt::format("  outer *= sz[{}];\n", d);
+    s += fmt::format("  const int64_t sums = {};\n", sums.size());
+    // At most 16 blocks, and 8 MB each of totals and chunk sums.
+    s += "  const int64_t cap = std::max<int64_t>(1, (INT64_C(1) << 20) / std::max<int64_t>(1, sums * inner));\n";
+    s += "  const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(std::min<int64_t>(outer, 16), cap));\n";
+    s += "  double* acc = new double[static_cast<size_t>(std::max<int64_t>(1, blocks * sums * inner))];\n";
+    s += "  double* part = new double[static_cast<size_t>(std::max<int64_t>(1, blocks * sums * inner))];  // wide enough for any sum's type\n";
+    s += "  #pragma omp parallel for schedule(static) if (outer * inner >= 32768)\n";
+    s += "  for (int64_t b = 0; b < blocks; ++b) {\n";
+    s += fmt::format("    {}_range(in_, out_, sz, st, b * outer / blocks, (b + 1) * outer / blocks, acc + b * sums * inner, part + b * sums * inner);\n  }}\n", name);
+    for (size_t i = 0; i < k_.outputs.size(); ++i) {
+      if (!k_.outputs[i].per_row) continue;
+      const char* T = storage_type(out_type(i));
+      s += fmt::format("  {{\n    {0}* __restrict q = static_cast<{0}*>(out_[{1}]);\n    const double* __restrict a = acc + {2} * inner;\n", T, i,
+                       sum_index(k_.outputs[i].expr));
+      s += "    for (int64_t j = 0; j < inner; ++j) {\n      double t = a[j];\n";
+      s += "      for (int64_t b = 1; b < blocks; ++b) t += a[b * sums * inner + j];\n";
+      s += fmt::format("      q[j] = static_cast<{}>(t);\n    }}\n  }}\n", T);
+    }
+    s += "  delete[] part;\n  delete[] acc;\n}\n";
+    return s;
+  }
+
   const Kernel& k_;
   bool row_;
   KernelLevels levels_;
@@ -273,7 +352,7 @@ class KernelWriter {
 }  // namespace
 
 std::string generate_kernel(const Kernel& kernel, const std::string& name) {
-  return KernelWriter(kernel, kernel.kind == KernelKind::Row).write(name);
+  return KernelWriter(kernel).write(name);
 }
 
 GeneratedUnit generate_unit(const LoopProgram& program) {

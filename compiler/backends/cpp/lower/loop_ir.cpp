@@ -91,9 +91,18 @@ const char* expr_op_name(ExprOp op) {
 
 bool is_reduction(ExprOp op) { return op == ExprOp::ReduceSum || op == ExprOp::ReduceMax || op == ExprOp::ReduceMin; }
 
+const char* kernel_kind_name(KernelKind k) {
+  switch (k) {
+    case KernelKind::Pointwise: return "pointwise";
+    case KernelKind::Row: return "row";
+    case KernelKind::Column: return "column";
+  }
+  return "?";
+}
+
 std::string to_string(const Kernel& k) {
-  std::string s = fmt::format("{} {} rank {}{}{} [{}]\n", k.name, k.kind == KernelKind::Row ? "row" : "pointwise",
-                              k.rank, k.kind == KernelKind::Row ? fmt::format(" row_dims {}", k.row_dims) : "",
+  std::string s = fmt::format("{} {} rank {}{}{} [{}]\n", k.name, kernel_kind_name(k.kind),
+                              k.rank, k.kind != KernelKind::Pointwise ? fmt::format(" row_dims {}", k.row_dims) : "",
                               k.order.empty() ? "" : fmt::format(" order [{}]", fmt::join(k.order, ",")),
                               fmt::join(k.op_names, ", "));
   for (size_t i = 0; i < k.inputs.size(); ++i) {
@@ -115,7 +124,7 @@ std::string to_string(const Kernel& k) {
     }
     s += fmt::format("  t{}: {} = {}\n", i, elem_type_name(n.type), rhs);
   }
-  for (const auto& o : k.outputs) s += fmt::format("  %{} <- t{}{}\n", o.slot, o.expr, o.per_row ? " per-row" : "");
+  for (const auto& o : k.outputs) s += fmt::format("  %{} <- t{}{}\n", o.slot, o.expr, o.per_row ? (k.kind == KernelKind::Column ? " per-column" : " per-row") : "");
   return s;
 }
 

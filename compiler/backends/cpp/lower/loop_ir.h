@@ -5,6 +5,9 @@
 //   - pointwise: every element of the output shape (inputs broadcast into it);
 //   - row: outer elements x one row (the trailing dimension(s)); reductions over the row feed
 //     element-wise epilogues (softmax, layer norm, mean).
+//   - column: the same space, but its sums run over the outer elements, one per element of the
+//     row (a bias gradient: the sum over [0, 1] of a [B, T, C] gradient, C sums); the row is
+//     the inner loop, so every load stays contiguous and the sums accumulate a vector at a time.
 // Sizes and strides are kernel arguments, so one kernel serves every shape of the same rank
 // (dynamic dimensions) and every stride pattern with the same innermost-stride class.
 #pragma once
@@ -64,17 +67,18 @@ struct KernelInput {
 struct KernelOutput {
   int slot = -1;
   int expr = -1;        // node computing it
-  bool per_row = false; // row kernels: one value per row (reduction results)
+  bool per_row = false; // row kernels: one value per row; column kernels: one per row element (reduction results)
   bool keepdim = false; // per-row outputs: the reduced dimensions stay as size 1
 };
 
-enum class KernelKind : uint8_t { Pointwise, Row };
+enum class KernelKind : uint8_t { Pointwise, Row, Column };
+const char* kernel_kind_name(KernelKind k);
 
 struct Kernel {
   KernelKind kind = KernelKind::Pointwise;
   std::string name;           // e.g. "k3_add_gelu"
   int rank = 1;               // loop nest rank: the index space's rank (row: outer dims + 1)
-  int row_dims = 1;           // row kernels: trailing dimensions folded into the row
+  int row_dims = 1;           // row and column kernels: trailing dimensions folded into the row
   std::vector<KernelInput> inputs;
   std::vector<KernelOutput> outputs;
   std::vector<ExprNode> nodes;  // topological: args before users

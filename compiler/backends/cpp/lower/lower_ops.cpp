@@ -303,6 +303,21 @@ int trailing_dims(const c10::IValue& dims, int64_t rank) {
   return static_cast<int>(d.size());
 }
 
+// A sum over the leading dims only keeps the trailing ones: how many (a column kernel's row), or
+// 0 when the reduced dims are not a leading run.
+int kept_trailing_dims(const c10::IValue& dims, int64_t rank) {
+  if (!dims.isIntList()) return 0;
+  std::vector<int64_t> d = dims.toIntVector();
+  if (d.empty()) return 0;
+  for (auto& v : d) v = v < 0 ? v + rank : v;
+  std::sort(d.begin(), d.end());
+  d.erase(std::unique(d.begin(), d.end()), d.end());
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (d[i] != static_cast<int64_t>(i)) return 0;
+  }
+  return static_cast<int>(rank - static_cast<int64_t>(d.size()));
+}
+
 // Row-op specifics: which dims, and whether the arguments allow a lowering.
 OpLowering classify_row(const GraphOp& op, const LowerContext& ctx, const at::Tensor& x) {
   OpLowering l;
@@ -322,8 +337,12 @@ OpLowering classify_row(const GraphOp& op, const LowerContext& ctx, const at::Te
     } else {
       l.row_dims = trailing_dims(ctx.arg(op, 1), rank);
       if (op.args.size() > 3 && !ctx.arg(op, 3).isNone()) return none("reduction with a dtype");
+      if (l.row_dims == 0 && n == "aten::sum" && x.is_floating_point()) {
+        l.row_dims = kept_trailing_dims(ctx.arg(op, 1), rank);
+        if (l.row_dims > 0) l.kind = Kind::Column;
+      }
     }
-    if (l.row_dims == 0) return none("reduction over dimensions that are not the trailing ones");
+    if (l.row_dims == 0) return none("reduction over dimensions that are neither the trailing nor the leading ones");
     l.per_row = true;
   } else if (n == "aten::adaptive_avg_pool2d") {
     auto out = ctx.arg(op, 1).toIntVector();

@@ -17,9 +17,10 @@
 namespace tcprof {
 
 struct OpLowering {
-  enum class Kind { None, Pointwise, Row } kind = Kind::None;
-  int row_dims = 0;       // Row: trailing dimensions the op reduces or normalises over
-  bool per_row = false;   // Row: the output has one value per row (mean, sum)
+  // Column: a sum over the leading dims (the kept trailing dims are the row, one sum per element).
+  enum class Kind { None, Pointwise, Row, Column } kind = Kind::None;
+  int row_dims = 0;       // Row: trailing dimensions the op reduces or normalises over; Column: those it keeps
+  bool per_row = false;   // Row: the output has one value per row (mean, sum); Column: one per row element
   std::string reason;     // None: why not, for perf hints ("dtype f16", "no lowering")
 };
 

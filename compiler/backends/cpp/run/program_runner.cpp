@@ -178,7 +178,7 @@ bool ProgramRunner::run_kernel(size_t index, std::vector<c10::IValue>& slots) {
   }
   std::vector<int64_t> full;
   if (!broadcast_shapes(shapes, &full)) return false;
-  const int row_dims = k.kind == KernelKind::Row ? k.row_dims : 0;
+  const int row_dims = k.kind != KernelKind::Pointwise ? k.row_dims : 0;
   if (static_cast<int>(full.size()) < row_dims) return false;
   // Every output must span the whole index space (a value fused at a smaller shape is not).
   for (size_t o = 0; o < k.outputs.size(); ++o) {
@@ -197,7 +197,9 @@ bool ProgramRunner::run_kernel(size_t index, std::vector<c10::IValue>& slots) {
   for (size_t i = 0; i < n; ++i) {
     if (!inner_compatible(k.inputs[i].inner, space.strides[i].back(), space.sizes.back())) return false;
   }
-  std::vector<int64_t> outer(full.begin(), full.end() - row_dims);
+  // A row kernel's reductions have one value per outer element, a column kernel's one per row element.
+  std::vector<int64_t> reduced_shape(full.begin(), full.end() - row_dims);
+  if (k.kind == KernelKind::Column) reduced_shape.assign(full.end() - row_dims, full.end());
   std::vector<at::Tensor> outs(k.outputs.size());
   for (size_t o = 0; o < k.outputs.size(); ++o) {
     const KernelOutput& out = k.outputs[o];
@@ -210,14 +212,20 @@ bool ProgramRunner::run_kernel(size_t index, std::vector<c10::IValue>& slots) {
         outs[o] = outs[o].permute(inverse);
       }
     } else {
-      std::vector<int64_t> shape = outer;
-      if (out.keepdim) shape.resize(full.size(), 1);
+      std::vector<int64_t> shape = reduced_shape;
+      if (out.keepdim && k.kind == KernelKind::Column) shape.insert(shape.begin(), full.size() - reduced_shape.size(), 1);
+      else if (out.keepdim) shape.resize(full.size(), 1);
       outs[o] = at::empty(shape, at::TensorOptions().dtype(type).device(device_));
     }
   }
   int64_t outer_numel = 1;
   for (size_t d = 0; d + 1 < space.sizes.size(); ++d) outer_numel *= space.sizes[d];
   bool empty = outer_numel == 0 || (row_dims == 0 && space.sizes.back() == 0);
+  if (k.kind == KernelKind::Column && outer_numel == 0) {  // sums of nothing: zeros, as eager's
+    for (size_t o = 0; o < outs.size(); ++o) {
+      if (k.outputs[o].per_row) outs[o].zero_();
+    }
+  }
   if (!empty) {
     std::vector<const void*> in_ptrs(n);
     for (size_t i = 0; i < n; ++i) in_ptrs[i] = ins[i].data_ptr();

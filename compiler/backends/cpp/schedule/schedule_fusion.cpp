@@ -104,6 +104,10 @@ class Scheduler {
       extern_step(i, l.reason);
       return;
     }
+    if (l.kind == OpLowering::Kind::Column && !cpu_) {
+      extern_step(i, "a sum over the leading dimensions (the cuda backend generates no column kernels)");
+      return;
+    }
     const at::Tensor& out = example_tensor(op.outputs[0]);
     std::vector<int64_t> full = l.kind == OpLowering::Kind::Pointwise ? out.sizes().vec() : ctx_.arg(op, 0).toTensor().sizes().vec();
     std::vector<int> reads = slots_read(op);
@@ -154,8 +158,8 @@ class Scheduler {
   void emit_into(int cand, int i, const OpLowering& l) {
     const GraphOp& op = g_.ops[static_cast<size_t>(i)];
     OpenKernel& K = *open_[static_cast<size_t>(cand)];
-    if (l.kind == OpLowering::Kind::Row) {
-      K.kernel.kind = KernelKind::Row;
+    if (l.kind != OpLowering::Kind::Pointwise) {
+      K.kernel.kind = l.kind == OpLowering::Kind::Row ? KernelKind::Row : KernelKind::Column;
       K.kernel.row_dims = l.row_dims;
     }
     EmitCallbacks cb;
@@ -178,10 +182,10 @@ class Scheduler {
     const OpenKernel& A = *open_[static_cast<size_t>(a)];
     const OpenKernel& B = *open_[static_cast<size_t>(b)];
     if (!why_no_fuse(b, A.full, l, op).empty()) return false;
-    const bool a_row = A.kernel.kind == KernelKind::Row, b_row = B.kernel.kind == KernelKind::Row;
-    if (a_row && b_row && A.kernel.row_dims != B.kernel.row_dims) return false;
-    if (!a_row && !b_row && l.kind != OpLowering::Kind::Row) return true;
-    const int row_dims = l.kind == OpLowering::Kind::Row ? l.row_dims : a_row ? A.kernel.row_dims : B.kernel.row_dims;
+    const bool a_row = A.kernel.kind != KernelKind::Pointwise, b_row = B.kernel.kind != KernelKind::Pointwise;
+    if (a_row && b_row && (A.kernel.kind != B.kernel.kind || A.kernel.row_dims != B.kernel.row_dims)) return false;
+    if (!a_row && !b_row && l.kind == OpLowering::Kind::Pointwise) return true;
+    const int row_dims = l.kind != OpLowering::Kind::Pointwise ? l.row_dims : a_row ? A.kernel.row_dims : B.kernel.row_dims;
     std::vector<OperandLayout> layouts = A.layouts;
     layouts.insert(layouts.end(), B.layouts.begin(), B.layouts.end());
     IndexSpace space;
@@ -204,12 +208,21 @@ class Scheduler {
     const OpenKernel& K = *open_[static_cast<size_t>(k)];
     if (!K.open) return "the kernel is closed (a value of it was already read outside it)";
     if (K.full != full) return fmt::format("different index space: [{}] vs the kernel's [{}]", fmt::join(full, ","), fmt::join(K.full, ","));
+    const bool column = l.kind == OpLowering::Kind::Column, kernel_column = K.kernel.kind == KernelKind::Column;
+    if ((column && K.kernel.kind == KernelKind::Row) || (kernel_column && l.kind == OpLowering::Kind::Row)) {
+      return "a sum over the leading dims and a reduction over the trailing ones do not share a loop";
+    }
     if (l.kind == OpLowering::Kind::Row && K.kernel.kind == KernelKind::Row && K.kernel.row_dims != l.row_dims) {
       return fmt::format("reduces over its last {} dims, the kernel over its last {}", l.row_dims, K.kernel.row_dims);
+    }
+    if (column && kernel_column && K.kernel.row_dims != l.row_dims) {
+      return fmt::format("keeps its last {} dims, the kernel its last {}", l.row_dims, K.kernel.row_dims);
     }
     // Per-row values broadcast along the row only with their reduced dims kept.
     for (int s : slots_read(op)) {
       if (!K.per_row.count(s)) continue;
+      // A column sum is complete only after the whole loop: nothing in it can read one.
+      if (kernel_column) return fmt::format("reads column sum %{} of the kernel", s);
       if (l.kind == OpLowering::Kind::Row) return fmt::format("reduces again over per-row value %{} of the kernel", s);
       if (example_tensor(s).dim() != static_cast<int64_t>(full.size())) {
         return fmt::format("reads per-row value %{} without its reduced dims kept (it would need a reshape)", s);
@@ -236,7 +249,7 @@ class Scheduler {
       if (!order.empty() && order != mine) return {};
       order = mine;
     }
-    const int row_dims = kernel.kind == KernelKind::Row ? kernel.row_dims : 0;
+    const int row_dims = kernel.kind != KernelKind::Pointwise ? kernel.row_dims : 0;
     for (int d = rank - row_dims; d < rank; ++d) {
       if (order[static_cast<size_t>(d)] != d) return {};
     }
@@ -341,7 +354,7 @@ class Scheduler {
       o.keepdim = o.per_row && example_tensor(slot).dim() == static_cast<int64_t>(K.full.size());
       kernel.outputs.push_back(o);
     }
-    int row_dims = kernel.kind == KernelKind::Row ? kernel.row_dims : 0;
+    int row_dims = kernel.kind != KernelKind::Pointwise ? kernel.row_dims : 0;
     kernel.rank = row_dims > 0 ? static_cast<int>(K.full.size()) - row_dims + 1 : std::max<int>(1, static_cast<int>(K.full.size()));
     IndexSpace space;
     if (kernel.outputs.empty()) return;  // nothing reads it (all its values were dead)
