@@ -1,5 +1,6 @@
 #include "compiler/backends/cpp/run/onednn_linear.h"
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -56,6 +57,7 @@ struct OnednnLinear::Impl {
   mutable std::mutex mu;
   mutable std::map<int64_t, std::unique_ptr<dnnl::matmul>> by_rows;  // null: no primitive, LibTorch
   mutable dnnl::stream stream{onednn_cpu_engine()};
+  mutable std::atomic<bool> failed{false};  // an execute failed: LibTorch's linear from then on
 
   const dnnl::matmul* primitive(int64_t rows) const {
     std::lock_guard<std::mutex> lock(mu);
@@ -104,20 +106,30 @@ at::Tensor OnednnLinear::operator()(const at::Tensor& x) const {
   std::vector<int64_t> out_sizes = x.sizes().vec();
   out_sizes.back() = m.n;
   const int64_t rows = m.k == 0 ? 0 : x.numel() / m.k;
-  const dnnl::matmul* mm = rows > 0 ? m.primitive(rows) : nullptr;
-  if (mm == nullptr) {
+  const dnnl::matmul* mm = rows > 0 && !m.failed ? m.primitive(rows) : nullptr;
+  auto through_libtorch = [&] {
     at::Tensor y = at::linear(x, m.weight, m.bias.defined() ? m.bias : at::Tensor()).contiguous();
     apply_activation(y, m.activation);
     return y;
-  }
+  };
+  if (mm == nullptr) return through_libtorch();
   at::Tensor src = x.reshape({rows, m.k}).contiguous();
   at::Tensor y = at::empty(out_sizes, x.options());
   memory src_mem({{rows, m.k}, dt::f32, tag::ab}, onednn_cpu_engine(), src.data_ptr());
   memory dst_mem({{rows, m.n}, dt::f32, tag::ab}, onednn_cpu_engine(), y.data_ptr());
   std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, m.packed}, {DNNL_ARG_DST, dst_mem}};
   if (m.bias_mem) args.emplace(DNNL_ARG_BIAS, *m.bias_mem);
-  mm->execute(m.stream, args);
-  m.stream.wait();
+  try {
+    mm->execute(m.stream, args);
+    m.stream.wait();
+  } catch (const dnnl::error&) {
+    // Seen on an AVX2 EPYC with PyPI's LibTorch in the process: Debian's oneDNN 2.6 answered
+    // "could not execute a primitive" from the matmul (its AVX2 path, not the AVX-512 kernels),
+    // as the convolution's execute did with LibTorch 2.11 (onednn_convolution.cpp). The weight is
+    // LibTorch's as it was: the same linear through LibTorch, now and from then on.
+    m.failed = true;
+    return through_libtorch();
+  }
   return y;
 }
 
