@@ -162,13 +162,27 @@ class OpGrads : public GradContext {
 // constant when every item is one: its items become arguments of their own, so that each parameter
 // is lifted and gets its gradient (fuzz_graphs --backward --conv --pool, case 36598186235621: the
 // list stayed a constant, was folded, and the parameter's gradient lost its share).
+static bool constant_list_holds_parameter(const Arg& a) {
+  if (a.kind != Arg::Kind::Constant || !a.constant.isList()) return false;
+  for (const c10::IValue& v : a.constant.toList().vec()) {
+    if (v.isTensor() && v.toTensor().requires_grad()) return true;
+  }
+  return false;
+}
+
+bool holds_parameter_requiring_grad(const Arg& a) {
+  if (a.kind == Arg::Kind::Constant && a.constant.isTensor() && a.constant.toTensor().requires_grad()) return true;
+  if (constant_list_holds_parameter(a)) return true;
+  for (const auto& item : a.items) {
+    if (holds_parameter_requiring_grad(item)) return true;
+  }
+  return false;
+}
+
 void split_constant_lists_holding_parameters(Arg& a) {
   for (auto& item : a.items) split_constant_lists_holding_parameters(item);
-  if (a.kind != Arg::Kind::Constant || !a.constant.isList()) return;
+  if (!constant_list_holds_parameter(a)) return;
   const c10::List<c10::IValue> list = a.constant.toList();
-  bool holds_parameter = false;
-  for (const c10::IValue& v : list.vec()) holds_parameter = holds_parameter || (v.isTensor() && v.toTensor().requires_grad());
-  if (!holds_parameter) return;
   Arg split;
   split.kind = Arg::Kind::List;
   split.element_type = list.elementType();

@@ -12,6 +12,12 @@
 
 namespace tcprof {
 
+// A parameter that requires grad anywhere in an argument: a tensor constant, an item of a list
+// argument, or an item of a constant list (`torch.cat([self.p, self.p])` is captured as one
+// constant). Whether a graph trains (compile_steps.h, autograd_reason) asks this; lifting splits
+// such lists.
+bool holds_parameter_requiring_grad(const Arg& a);
+
 // Parameters (constant tensors that require grad) become inputs after the graph's own, so the
 // compiled graphs read their current values every step and gradients reach them.
 CapturedGraph lift_parameters(const CapturedGraph& g, std::vector<at::Tensor>* parameters);

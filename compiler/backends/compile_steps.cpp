@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "compiler/autodiff/joint_graph.h"
 #include "compiler/backends/cpp/passes/graph_passes.h"
 #include "compiler/backends/cpp/run/onednn_convolution.h"
 #include "compiler/backends/cpp/schedule/plan_onednn_layout.h"
@@ -71,23 +72,9 @@ std::vector<c10::IValue> example_run(const CapturedGraph& g, const std::vector<c
 }
 
 // Why the graph needs autograd (an input or a parameter requires grad under grad mode), or empty.
-// A parameter that requires grad anywhere in an argument: a tensor constant, an item of a list
-// argument, or an item of a constant list (`torch.cat([self.p, self.p])` is captured as one
-// constant; fuzz case 54401206388347: with only integer inputs beside it, the graph was compiled
-// for inference, the cat folded, and the parameter got no gradient).
-static bool holds_parameter_requiring_grad(const Arg& a) {
-  if (a.kind == Arg::Kind::Constant && a.constant.isTensor() && a.constant.toTensor().requires_grad()) return true;
-  if (a.kind == Arg::Kind::Constant && a.constant.isList()) {
-    for (const c10::IValue& v : a.constant.toList().vec()) {
-      if (v.isTensor() && v.toTensor().requires_grad()) return true;
-    }
-  }
-  for (const auto& item : a.items) {
-    if (holds_parameter_requiring_grad(item)) return true;
-  }
-  return false;
-}
-
+// Parameters inside a constant list count (fuzz case 54401206388347: with only integer inputs
+// beside `torch.cat([self.p1, self.p1], 1)`, the graph was compiled for inference, the cat folded,
+// and the parameter got no gradient).
 std::string autograd_reason(const CapturedGraph& g, const std::vector<c10::IValue>& inputs) {
   if (!at::GradMode::is_enabled()) return "";
   for (const auto& v : inputs) {

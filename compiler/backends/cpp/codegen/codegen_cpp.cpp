@@ -60,8 +60,7 @@ class KernelWriter {
     s += "}\n";
     // The entry point: splits the work into chunks, one parallel loop over them.
     s += fmt::format("extern \"C\" void {}(const void* const* in_, void* const* out_, const int64_t* sz, const int64_t* st) {{\n", name);
-    s += fmt::format("  const int64_t inner = sz[{}];\n  int64_t outer = 1;\n", R - 1);
-    for (int d = 0; d < R - 1; ++d) s += fmt::format("  outer *= sz[{}];\n", d);
+    s += entry_sizes(R);
     if (row_) {
       s += "  const int64_t work = outer;\n";
     } else {
@@ -79,6 +78,13 @@ class KernelWriter {
   }
 
  private:
+  // An entry point's `inner` (the innermost dim) and `outer` (the product of the others).
+  static std::string entry_sizes(int R) {
+    std::string s = fmt::format("  const int64_t inner = sz[{}];\n  int64_t outer = 1;\n", R - 1);
+    for (int d = 0; d < R - 1; ++d) s += fmt::format("  outer *= sz[{}];\n", d);
+    return s;
+  }
+
   ElemType out_type(size_t i) const { return k_.nodes[static_cast<size_t>(k_.outputs[i].expr)].type; }
 
   // Offsets of every input for outer index `o` (dims 0..R-2), then row/tile pointers.
@@ -296,23 +302,23 @@ class KernelWriter {
     }
     s += "  for (int64_t c0 = w0; c0 < w1; c0 += 32) {\n    const int64_t c1 = std::min<int64_t>(w1, c0 + 32);\n";
     for (size_t a = 0; a < sums.size(); ++a) s += fmt::format("    for (int64_t j = 0; j < inner; ++j) part{}[j] = 0;\n", a);
-    s += "  for (int64_t o = c0; o < c1; ++o) {\n";
-    s += outer_offsets(R, "    ");
+    s += "    for (int64_t o = c0; o < c1; ++o) {\n";
+    s += outer_offsets(R, "      ");
     std::vector<int> roots;
     for (size_t i = 0; i < k_.outputs.size(); ++i) {
       if (k_.outputs[i].per_row) continue;
-      s += fmt::format("    {0}* __restrict q{1} = static_cast<{0}*>(out_[{1}]) + o * inner;\n", storage_type(out_type(i)), i);
+      s += fmt::format("      {0}* __restrict q{1} = static_cast<{0}*>(out_[{1}]) + o * inner;\n", storage_type(out_type(i)), i);
       roots.push_back(k_.outputs[i].expr);
     }
     for (int r : sums) roots.push_back(k_.nodes[static_cast<size_t>(r)].args[0]);
-    s += "    #pragma omp simd\n    for (int64_t j = 0; j < inner; ++j) {\n";
+    s += "      #pragma omp simd\n      for (int64_t j = 0; j < inner; ++j) {\n";
     std::vector<bool> defined(k_.nodes.size(), false);
-    emit_needed(roots, defined, s, "      ", "j", false);
-    for (int r : sums) s += fmt::format("      part{}[j] += t{};\n", sum_index(r), k_.nodes[static_cast<size_t>(r)].args[0]);
+    emit_needed(roots, defined, s, "        ", "j", false);
+    for (int r : sums) s += fmt::format("        part{}[j] += t{};\n", sum_index(r), k_.nodes[static_cast<size_t>(r)].args[0]);
     for (size_t i = 0; i < k_.outputs.size(); ++i) {
-      if (!k_.outputs[i].per_row) s += fmt::format("      q{}[j] = t{};\n", i, k_.outputs[i].expr);
+      if (!k_.outputs[i].per_row) s += fmt::format("        q{}[j] = t{};\n", i, k_.outputs[i].expr);
     }
-    s += "    }\n  }\n";
+    s += "      }\n    }\n";
     for (size_t a = 0; a < sums.size(); ++a) {
       s += fmt::format("    #pragma omp simd\n    for (int64_t j = 0; j < inner; ++j) acc{0}[j] += static_cast<double>(part{0}[j]);\n", a);
     }
@@ -320,8 +326,7 @@ class KernelWriter {
     // The entry point: blocks of rows summed apart (in parallel), then added in block order. Their
     // count depends on the shape alone, so a sum does not depend on the thread count.
     s += fmt::format("extern \"C\" void {}(const void* const* in_, void* const* out_, const int64_t* sz, const int64_t* st) {{\n", name);
-    s += fmt::format("  const int64_t inner = sz[{}];\n  int64_t outer = 1;\n", R - 1);
-    for (int d = 0; d < R - 1; ++d) s += fmt::format("  outer *= sz[{}];\n", d);
+    s += entry_sizes(R);
     s += fmt::format("  const int64_t sums = {};\n", sums.size());
     // At most 16 blocks, and 8 MB each of totals and chunk sums.
     s += "  const int64_t cap = std::max<int64_t>(1, (INT64_C(1) << 20) / std::max<int64_t>(1, sums * inner));\n";
