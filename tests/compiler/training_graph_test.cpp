@@ -216,19 +216,23 @@ TEST(DerivativeRuleTable, EveryRuleIsCrossChecked) {
 // A sample compiled (cpp backend, strict) and its eager reference, each with every parameter
 // requiring grad.
 struct TrainedPair {
-  explicit TrainedPair(const std::string& model)
+  explicit TrainedPair(const std::string& model, at::ScalarType dtype = at::kFloat)
       : compiled(load_model(sample(model)), strict_cpp(), nullptr), reference(load_model(sample(model)), strict_cpp(), nullptr) {
+    for (const CompiledModule* side : {&compiled, &reference}) {
+      torch::jit::Module module = side->model().module;  // a handle: converts the loaded module itself
+      module.to(dtype);
+    }
     for (auto p : compiled.model().module.parameters()) pc.push_back(p.set_requires_grad(true));
     for (auto p : reference.model().module.parameters()) pr.push_back(p.set_requires_grad(true));
   }
-  // Every parameter gradient within `rtol` of the reference's, relative to the gradient's scale.
-  void expect_same_gradients(double rtol) const {
+  // Every parameter gradient within `rtol` of the reference's, relative to the gradient's scale, plus `atol`.
+  void expect_same_gradients(double rtol, double atol = 1e-6) const {
     ASSERT_EQ(pc.size(), pr.size());
     for (size_t i = 0; i < pc.size(); ++i) {
       ASSERT_TRUE(pc[i].grad().defined()) << "parameter " << i;
       double scale = pr[i].grad().abs().max().item<double>();
       double diff = (pc[i].grad() - pr[i].grad()).abs().max().item<double>();
-      EXPECT_LE(diff, rtol * scale + 1e-6) << "parameter " << i << " " << pr[i].sizes() << ": max abs diff " << diff
+      EXPECT_LE(diff, rtol * scale + atol) << "parameter " << i << " " << pr[i].sizes() << ": max abs diff " << diff
                                            << " of max " << scale;
     }
   }
@@ -268,12 +272,13 @@ TEST(DerivativeRuleEdges, ZerosBoundsAndNaNsGetLibTorchsGradients) {
 }
 
 // A sample trained `steps` SGD steps compiled and through LibTorch (cross-entropy on the output's
-// last dimension): losses equal, and every parameter gradient within the f32 tolerance of compiled
-// code relative to the gradient's scale, step after step (the parameters move between them, the
-// same on both sides).
+// last dimension): losses equal, and every parameter gradient within the tolerance of compiled code
+// relative to the gradient's scale, step after step (the parameters move between them, the same on
+// both sides). An f64 input spec converts the module to f64 and tightens the tolerances.
 void expect_training_matches(const std::string& model, const std::string& input, int64_t classes, int64_t steps) {
   at::AutoGradMode grad(true);
-  TrainedPair pair(model);
+  const bool f64 = input.rfind("f64", 0) == 0;
+  TrainedPair pair(model, f64 ? at::kDouble : at::kFloat);
   CompiledModule& compiled = pair.compiled;
   compiled.call(testing::inputs_for({input}, 99));  // captures; the compiled graphs answer from here on
   for (int64_t step = 0; step < steps; ++step) {
@@ -284,10 +289,10 @@ void expect_training_matches(const std::string& model, const std::string& input,
     at::Tensor target = at::randint(0, classes, {out_r.numel() / classes}, at::kLong);
     at::Tensor lc = at::cross_entropy_loss(out_c.reshape({-1, classes}), target);
     at::Tensor lr = at::cross_entropy_loss(out_r.reshape({-1, classes}), target);
-    EXPECT_NEAR(lc.item<double>(), lr.item<double>(), 1e-4 * std::abs(lr.item<double>()));
+    EXPECT_NEAR(lc.item<double>(), lr.item<double>(), (f64 ? 1e-9 : 1e-4) * std::abs(lr.item<double>()));
     lc.backward();
     lr.backward();
-    pair.expect_same_gradients(1e-3);
+    pair.expect_same_gradients(f64 ? 1e-7 : 1e-3, f64 ? 1e-10 : 1e-6);
     // The compiled side takes the SGD step and the reference copies its parameters: each step
     // then compares gradients at the same point. (Stepping both independently compares two
     // trajectories, and a ResNet at batch 1 amplifies the f32 rounding of step 0 into step 1: on
@@ -312,9 +317,19 @@ void expect_training_matches(const std::string& model, const std::string& input,
 
 TEST(CompiledTraining, GptSampleMatchesEagerOverSteps) { expect_training_matches("gpt_tiny", "i64[2,16](0,512)", 512, 3); }
 TEST(CompiledTraining, CnnSampleMatchesEagerOverSteps) { expect_training_matches("cnn", "f32[4,3,32,32]", 10, 3); }
-TEST(CompiledTraining, Resnet18MatchesEagerOverSteps) { expect_training_matches("resnet18", "f32[1,3,224,224]", 1000, 2); }
+// The torchvision models train in f64. In f32 their gradients at batch 1 are ill-conditioned: where
+// rounding moves a value across a kink of ReLU, ReLU6 or max pooling, a whole gradient element
+// changes, and at 7x7 or 14x14 one element is 1/49 or 1/196 of a channel's gradient. PyTorch 1.13
+// eager against itself, with the input nudged by 1e-6 relative: ResNet18's worst parameter
+// gradient moved by 1.3 times the f32 tolerance below at the median over 60 seeds (24 times at
+// worst), MobileNetV2's by 0.73 times at the 90th percentile over 40 seeds (18 at worst). A compiled f32 run
+// then matches eager at 1e-3 only where its rounding happens to be eager's: it did on one AVX2
+// machine and not on another (2.2e-3 apart in one block). In f64 the comparison is well posed and
+// 1e-7 catches a wrong gradient; the f32 code is compared with eager on the samples, on the CNN and
+// GPT here, and by fuzz_graphs.
+TEST(CompiledTraining, Resnet18MatchesEagerOverSteps) { expect_training_matches("resnet18", "f64[1,3,224,224]", 1000, 2); }
 TEST(CompiledTraining, MobilenetV2MatchesEagerOverSteps) {
-  expect_training_matches("mobilenet_v2", "f32[1,3,224,224]", 1000, 2);
+  expect_training_matches("mobilenet_v2", "f64[1,3,224,224]", 1000, 2);
 }
 
 // LibTorch's eval-mode batch-norm backward on the CPU (1.13 and 2.15 alike) is wrong for an input
