@@ -335,14 +335,9 @@ void unary(GradContext& c, const std::string& name) {
     Val inner = e("aten::add", {e("aten::mul", {c.arg(0), e("aten::rsub", {s, 1.0})}), 1.0});
     gx = e("aten::mul", {e("aten::mul", {g, s}), inner});
   } else if (name == "aten::gelu") {
-    if (c.has_arg(1) && c.value(1).toStringRef() != "none") {
-      gx = e("aten::gelu_backward", {g, c.arg(0), kw("approximate", c.arg(1))});
-    } else {  // g * (Phi(x) + x * phi(x))
-      Val x = Val{c.arg(0).slot};
-      Val cdf = e("aten::mul", {e("aten::add", {e("aten::erf", {e("aten::mul", {x, M_SQRT1_2})}), 1.0}), 0.5});
-      Val pdf = e("aten::mul", {e("aten::exp", {e("aten::mul", {e("aten::mul", {x, x}), -0.5})}), 0.5 * M_2_SQRTPI * M_SQRT1_2});
-      gx = e("aten::mul", {g, e("aten::add", {cdf, e("aten::mul", {x, pdf})})});
-    }
+    // g * (Phi(x) + x * phi(x)), or the tanh form's derivative: one op the backends lower (the cpp
+    // backend shares one exp between Phi and phi), LibTorch's where a backend does not.
+    gx = e("aten::gelu_backward", {g, c.arg(0), kw("approximate", c.has_arg(1) ? c.arg(1) : BuildArg("none"))});
   } else if (name == "aten::pow") {
     if (!c.value(1).isScalar()) throw NoDerivative("pow with a tensor exponent");
     double p = number(c.value(1));

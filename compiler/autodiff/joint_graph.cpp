@@ -334,7 +334,7 @@ bool fuses_recomputation(const std::string& name) {
   static const std::set<std::string> ops = {
       "aten::where", "aten::masked_fill", "aten::eq", "aten::ne", "aten::lt", "aten::le", "aten::gt", "aten::ge",
       "aten::erf", "aten::sqrt", "aten::rsqrt", "aten::reciprocal", "aten::log", "aten::pow", "aten::abs",
-      "aten::sin", "aten::cos", "aten::mean", "aten::sum"};
+      "aten::sin", "aten::cos", "aten::mean", "aten::sum", "aten::gelu_backward"};
   return recomputable(name) || ops.count(name) > 0;
 }
 

@@ -172,6 +172,32 @@ TEST(CudaBackend, ShortRowsTakeAWarpAndLongRowsTheBlock) {
   EXPECT_NE(code.find(fmt::format("tc_warp_rows = inner <= {}", kWarpRowMax)), std::string::npos) << code.substr(0, 2000);
 }
 
+// GELU's gradient (what a training graph's backward runs for each GELU) is a generated kernel on
+// both backends, exact and tanh forms, into both tails and past where exp underflows, against
+// LibTorch's gelu_backward.
+TEST(CudaBackend, GeluGradientsAreGeneratedOnBothBackends) {
+  at::NoGradGuard no_grad;
+  testing::TempDir dir;
+  torch::jit::Module module("GeluGrads");
+  module.define(
+      "def forward(self, g, x):\n"
+      "  return torch.gelu_backward(g, x), torch.gelu_backward(g, x, approximate='tanh')\n");
+  const std::string path = dir.file("gelu_grads.pt");
+  module.save(path);
+  for (const CompileOptions& o : {strict_cuda(), testing::strict_cpp()}) {
+    SCOPED_TRACE(o.backend);
+    CompiledModule m(load_model(path), o, nullptr);
+    for (int64_t call = 0; call < 2; ++call) {
+      at::manual_seed(call);
+      std::vector<c10::IValue> in{at::randn({4, 1024}), at::linspace(-16, 16, 4096).reshape({4, 1024}) + at::rand({4, 1024}) * 0.01};
+      expect_same_output(m.call(in), m.call_eager(in));
+    }
+    Totals r = totals(m);
+    EXPECT_EQ(r.fallbacks, 0) << r.ir;
+    EXPECT_GT(r.kernels, 0) << r.ir;
+  }
+}
+
 // One accumulation rule for every backend (kernel_levels.h): the layer norm's f32 sums in double,
 // softmax's denominator in float.
 TEST(CudaBackend, RowSumsFollowTheAccumulationRule) {

@@ -155,6 +155,12 @@ class CudaKernelWriter {
       case ExprOp::NormCdf:
         return f32 ? fmt::format("(0.5f * (1.0f + erff({} * 0.707106781186547524f)))", a(0))
                    : fmt::format("(0.5 * (1.0 + erf({} * 0.70710678118654752440)))", a(0));
+      // LibTorch's CUDA GELU backward: cdf + x * pdf, each as its formula, in the value's type.
+      case ExprOp::GeluGrad:
+        return f32 ? fmt::format("(0.5f * (1.0f + erff({0} * 0.707106781186547524f)) + {0} * (expf(-0.5f * {0} * {0}) * "
+                                 "0.398942280401432678f))", a(0))
+                   : fmt::format("(0.5 * (1.0 + erf({0} * 0.70710678118654752440)) + {0} * (exp(-0.5 * {0} * {0}) * "
+                                 "0.398942280401432678))", a(0));
       case ExprOp::Sigmoid: return fmt::format("(static_cast<{0}>(1) / (static_cast<{0}>(1) + exp{1}(-{2})))", T, f32 ? "f" : "", a(0));
       case ExprOp::Sin: return fn("sin");
       case ExprOp::Cos: return fn("cos");

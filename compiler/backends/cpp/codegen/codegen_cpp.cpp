@@ -135,6 +135,7 @@ class KernelWriter {
       case ExprOp::Erf: return fmt::format(fmt::runtime(f32 ? "tc_erf({})" : "std::erf({})"), a(0));
       case ExprOp::NormCdf:
         return fmt::format(fmt::runtime(f32 ? "tc_norm_cdf({})" : "(0.5 * std::erfc({} * -0.70710678118654752440))"), a(0));
+      case ExprOp::GeluGrad: return fmt::format("tc_gelu_grad({})", a(0));
       case ExprOp::Sigmoid: return fmt::format("tc_sigmoid({})", a(0));
       case ExprOp::Sin: return fmt::format("std::sin({})", a(0));
       case ExprOp::Cos: return fmt::format("std::cos({})", a(0));

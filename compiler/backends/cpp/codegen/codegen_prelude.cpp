@@ -141,6 +141,24 @@ inline float tc_norm_cdf(float x) {
   return x < 0 ? lower : 1.0f - lower;
 }
 
+// GELU's derivative, Phi(x) + x phi(x): one exp(-x^2 / 2) for both terms, since Phi's lower tail
+// is that exp times erfc's fit (tc_norm_cdf), where the gradient as erf and exp ops took two
+// transcendental evaluations (GPT's MLP gradient, [4, 128, 1024] at one thread: see backend.md).
+// Phi is 0 below x = -5.5426 as in tc_norm_cdf; exp's argument below -87 gives 0 (phi has
+// underflowed in eager's float there too) and keeps tc_exp_neg in its range.
+inline float tc_gelu_grad(float x) {
+  float a = std::fabs(x);
+  float t = -0.5f * (x * x);
+  float e = t < -87.0f ? 0.0f : tc_exp_neg(t);  // NaN compares false and propagates
+  float lower = e * tc_fit_ratio(kTcNormalTail, a);
+  lower = a > 5.54259405f ? 0.0f : lower;
+  float cdf = x < 0 ? lower : 1.0f - lower;
+  return tc_fma(x, e * 0.398942280401432678f, cdf);
+}
+inline double tc_gelu_grad(double x) {
+  return 0.5 * std::erfc(x * -0.70710678118654752440) + x * (std::exp(-0.5 * (x * x)) * 0.398942280401432678);
+}
+
 inline float tc_tanh(float x) {
   float z = std::fabs(x);
   float x2 = x * x;

@@ -82,7 +82,7 @@ const char* activation_name(OnednnConv::Activation a) {
 
 const char* expr_op_name(ExprOp op) {
   static const char* names[] = {"load", "const", "rowlen", "cast", "neg", "abs", "exp", "log", "sqrt",
-                                "rsqrt", "tanh", "erf", "norm_cdf", "sigmoid", "sin", "cos", "floor", "ceil", "round",
+                                "rsqrt", "tanh", "erf", "norm_cdf", "gelu_grad", "sigmoid", "sin", "cos", "floor", "ceil", "round",
                                 "recip", "not", "add", "sub", "mul", "div", "max", "min", "pow", "eq",
                                 "ne", "lt", "le", "gt", "ge", "and", "or", "where", "fma", "reduce_sum",
                                 "reduce_max", "reduce_min"};

@@ -33,7 +33,7 @@ enum class ExprOp : uint8_t {
   RowLen, // the row length (row kernels)
   Cast,
   // unary
-  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Erf, NormCdf, Sigmoid, Sin, Cos, Floor, Ceil, Round, Recip, Not,
+  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Erf, NormCdf, GeluGrad, Sigmoid, Sin, Cos, Floor, Ceil, Round, Recip, Not,
   // binary
   Add, Sub, Mul, Div, Max, Min, Pow, Eq, Ne, Lt, Le, Gt, Ge, And, Or,
   // ternary

@@ -152,6 +152,23 @@ int emit_gelu(const Emitter& e) {
   int inner = e.un(ExprOp::Tanh, e.bin(ExprOp::Mul, poly, e.c(std::sqrt(2.0 / M_PI))));
   return e.bin(ExprOp::Mul, e.bin(ExprOp::Mul, x, e.c(0.5)), e.bin(ExprOp::Add, inner, e.c(1)));
 }
+// g * GELU'(x). The exact form as one op that shares exp(-x^2 / 2) between Phi and phi; the tanh
+// form term by term as LibTorch computes it: 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2) for
+// t = tanh(k (x + c x^3)).
+int emit_gelu_backward(const Emitter& e) {
+  int g = e.operand(0, e.out), x = e.operand(1, e.out);
+  bool tanh = e.ctx.arg(e.op, 2).toStringRef() == "tanh";
+  if (!tanh) return e.bin(ExprOp::Mul, g, e.un(ExprOp::GeluGrad, x));
+  const double k = M_SQRT2 * M_2_SQRTPI * 0.5, c = 0.044715;
+  int x2 = e.bin(ExprOp::Mul, x, x);
+  int inner = e.bin(ExprOp::Mul, e.bin(ExprOp::Add, x, e.bin(ExprOp::Mul, e.bin(ExprOp::Mul, x2, x), e.c(c))), e.c(k));
+  int t = e.un(ExprOp::Tanh, inner);
+  int left = e.bin(ExprOp::Mul, e.bin(ExprOp::Add, t, e.c(1)), e.c(0.5));
+  int slope = e.bin(ExprOp::Mul, e.bin(ExprOp::Sub, e.c(1), e.bin(ExprOp::Mul, t, t)), e.c(k));
+  int right = e.bin(ExprOp::Mul, e.bin(ExprOp::Mul, e.bin(ExprOp::Mul, x, e.c(0.5)), slope),
+                    e.bin(ExprOp::Add, e.bin(ExprOp::Mul, x2, e.c(3 * c)), e.c(1)));
+  return e.bin(ExprOp::Mul, g, e.bin(ExprOp::Add, left, right));
+}
 int emit_pow(const Emitter& e) {
   int x = e.operand(0, e.out);
   if (e.is_tensor(1)) return e.bin(ExprOp::Pow, x, e.operand(1, e.out));
@@ -268,6 +285,7 @@ const std::unordered_map<std::string, Entry>& table() {
     pw({"aten::hardswish", "aten::hardswish_"}, emit_hardswish);
     pw({"aten::silu", "aten::silu_"}, emit_silu);
     pw({"aten::gelu"}, emit_gelu);
+    pw({"aten::gelu_backward"}, emit_gelu_backward);
     pw({"aten::pow"}, emit_pow);
     pw({"aten::where"}, emit_where);
     pw({"aten::masked_fill", "aten::masked_fill_"}, emit_masked_fill);
@@ -396,6 +414,7 @@ OpLowering classify_op(const GraphOp& op, const LowerContext& ctx) {
     if (ctx.arg(op, 0).toTensor().dim() < 2) return none("batch norm of a vector");
   }
   if (n == "aten::gelu" && op.args.size() > 1 && !ctx.arg(op, 1).isString()) return none("gelu argument");
+  if (n == "aten::gelu_backward" && (op.args.size() < 3 || !ctx.arg(op, 2).isString())) return none("gelu argument");
   if ((n == "aten::floor" || n == "aten::ceil" || n == "aten::round") && !is_floating(t)) return none("integer rounding");
   if (t == ElemType::Bool && n != "aten::eq" && n != "aten::ne" && n != "aten::lt" && n != "aten::le" &&
       n != "aten::gt" && n != "aten::ge" && n != "aten::logical_not" && n != "aten::where" &&
