@@ -182,10 +182,8 @@ TEST(CaptureSamples, ShapeDecisionsBecomeGuardsWithUserLines) {
 // every call, and later calls read the first call's tensors.
 TEST(CaptureSamples, AListBuiltInALoopHoldsEachCallsValues) {
   testing::TempDir dir;
-  torch::jit::Module module("ListComprehension");
-  module.define("def forward(self, x):\n  p = [t * 2 for t in x.split(2, dim=1)]\n  return p[0] + p[1]\n");
-  const std::string path = dir.file("list_comprehension.pt");
-  module.save(path);
+  const std::string path = testing::save_scripted(
+      "def forward(self, x):\n  p = [t * 2 for t in x.split(2, dim=1)]\n  return p[0] + p[1]\n", dir.file("list_comprehension.pt"));
   for (const char* backend : {"cpp", "eager"}) {
     CompileOptions o;
     o.backend = backend;

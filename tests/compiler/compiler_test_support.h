@@ -23,6 +23,14 @@ inline CompileOptions strict_cpp() {
   return o;
 }
 
+// A module of `source` (its methods, as TorchScript) saved as `path`, which is returned.
+inline std::string save_scripted(const std::string& source, const std::string& path) {
+  torch::jit::Module module("Scripted");
+  module.define(source);
+  module.save(path);
+  return path;
+}
+
 inline std::string sample(const std::string& name) {
   return std::string(TCPROF_SAMPLES_DIR) + "/" + name + ".pt";
 }

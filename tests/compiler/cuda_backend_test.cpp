@@ -109,10 +109,7 @@ TEST(CudaBackend, AGraphThatWritesItsInputsIsNotReplayed) {
       {"def forward(self, x):\n  y = x * 2\n  y.add_(1.0)\n  return y.relu() + y\n", {"f32[4,8]"}, false},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
-    torch::jit::Module module("Writes");
-    module.define(cases[i].source);
-    const std::string path = dir.file(fmt::format("writes{}.pt", i));
-    module.save(path);
+    const std::string path = testing::save_scripted(cases[i].source, dir.file(fmt::format("writes{}.pt", i)));
     LoadedModel model = load_model(path);
     const bool gpu = torch::cuda::is_available();
     if (gpu) model.module.to(c10::Device(c10::kCUDA));
@@ -155,12 +152,10 @@ TEST(CudaBackend, RowKernelsGiveTheSameResultForEveryBlockSize) {
 TEST(CudaBackend, ShortRowsTakeAWarpAndLongRowsTheBlock) {
   at::NoGradGuard no_grad;
   testing::TempDir dir;
-  torch::jit::Module module("Rows");
-  module.define(
+  const std::string path = testing::save_scripted(
       "def forward(self, x, y):\n"
-      "  return torch.softmax(x, -1), torch.layer_norm(x, [x.size(-1)]), torch.softmax(y, -1), torch.layer_norm(y, [y.size(-1)])\n");
-  const std::string path = dir.file("rows.pt");
-  module.save(path);
+      "  return torch.softmax(x, -1), torch.layer_norm(x, [x.size(-1)]), torch.softmax(y, -1), torch.layer_norm(y, [y.size(-1)])\n",
+      dir.file("rows.pt"));
   CompiledModule m(load_model(path), strict_cuda(), nullptr);
   for (int64_t call = 0; call < 2; ++call) {
     auto in = inputs_for({"f32[5,1024]", "f32[3,1500]"}, call);
@@ -178,12 +173,9 @@ TEST(CudaBackend, ShortRowsTakeAWarpAndLongRowsTheBlock) {
 TEST(CudaBackend, GeluGradientsAreGeneratedOnBothBackends) {
   at::NoGradGuard no_grad;
   testing::TempDir dir;
-  torch::jit::Module module("GeluGrads");
-  module.define(
-      "def forward(self, g, x):\n"
-      "  return torch.gelu_backward(g, x), torch.gelu_backward(g, x, approximate='tanh')\n");
-  const std::string path = dir.file("gelu_grads.pt");
-  module.save(path);
+  const std::string path = testing::save_scripted(
+      "def forward(self, g, x):\n  return torch.gelu_backward(g, x), torch.gelu_backward(g, x, approximate='tanh')\n",
+      dir.file("gelu_grads.pt"));
   for (const CompileOptions& o : {strict_cuda(), testing::strict_cpp()}) {
     SCOPED_TRACE(o.backend);
     CompiledModule m(load_model(path), o, nullptr);
