@@ -86,6 +86,7 @@ const char* expr_op_name(ExprOp op) {
                                 "recip", "not", "add", "sub", "mul", "div", "max", "min", "pow", "eq",
                                 "ne", "lt", "le", "gt", "ge", "and", "or", "where", "fma", "reduce_sum",
                                 "reduce_max", "reduce_min"};
+  static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(ExprOp::ReduceMin) + 1, "a name for every ExprOp");
   return names[static_cast<int>(op)];
 }
 

@@ -141,16 +141,21 @@ int emit_silu(const Emitter& e) {
   int x = e.operand(0, e.out);
   return e.bin(ExprOp::Mul, x, e.un(ExprOp::Sigmoid, x));
 }
+// tanh(k (x + c x^3)), k = sqrt(2 / pi), c = 0.044715: the tanh form of GELU and of its gradient.
+constexpr double kGeluTanhC = 0.044715;
+const double kGeluTanhK = std::sqrt(2.0 / M_PI);
+int gelu_tanh(const Emitter& e, int x) {
+  int x3 = e.bin(ExprOp::Mul, e.bin(ExprOp::Mul, x, x), x);
+  int poly = e.bin(ExprOp::Add, x, e.bin(ExprOp::Mul, x3, e.c(kGeluTanhC)));
+  return e.un(ExprOp::Tanh, e.bin(ExprOp::Mul, poly, e.c(kGeluTanhK)));
+}
 int emit_gelu(const Emitter& e) {
   int x = e.operand(0, e.out);
   bool tanh = e.op.args.size() > 1 && e.ctx.arg(e.op, 1).isString() && e.ctx.arg(e.op, 1).toStringRef() == "tanh";
   // x * Phi(x) with the normal CDF itself, not 0.5 * (1 + erf(x / sqrt 2)): in the negative tail
   // 1 + erf cancels to a few float ulps of 1, and GELU(-4.65) lost 3% of its value (seed 4242).
   if (!tanh) return e.bin(ExprOp::Mul, x, e.un(ExprOp::NormCdf, x));
-  int x3 = e.bin(ExprOp::Mul, e.bin(ExprOp::Mul, x, x), x);
-  int poly = e.bin(ExprOp::Add, x, e.bin(ExprOp::Mul, x3, e.c(0.044715)));
-  int inner = e.un(ExprOp::Tanh, e.bin(ExprOp::Mul, poly, e.c(std::sqrt(2.0 / M_PI))));
-  return e.bin(ExprOp::Mul, e.bin(ExprOp::Mul, x, e.c(0.5)), e.bin(ExprOp::Add, inner, e.c(1)));
+  return e.bin(ExprOp::Mul, e.bin(ExprOp::Mul, x, e.c(0.5)), e.bin(ExprOp::Add, gelu_tanh(e, x), e.c(1)));
 }
 // g * GELU'(x). The exact form as one op that shares exp(-x^2 / 2) between Phi and phi; the tanh
 // form term by term as LibTorch computes it: 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2) for
@@ -159,14 +164,11 @@ int emit_gelu_backward(const Emitter& e) {
   int g = e.operand(0, e.out), x = e.operand(1, e.out);
   bool tanh = e.ctx.arg(e.op, 2).toStringRef() == "tanh";
   if (!tanh) return e.bin(ExprOp::Mul, g, e.un(ExprOp::GeluGrad, x));
-  const double k = M_SQRT2 * M_2_SQRTPI * 0.5, c = 0.044715;
-  int x2 = e.bin(ExprOp::Mul, x, x);
-  int inner = e.bin(ExprOp::Mul, e.bin(ExprOp::Add, x, e.bin(ExprOp::Mul, e.bin(ExprOp::Mul, x2, x), e.c(c))), e.c(k));
-  int t = e.un(ExprOp::Tanh, inner);
+  int t = gelu_tanh(e, x);
   int left = e.bin(ExprOp::Mul, e.bin(ExprOp::Add, t, e.c(1)), e.c(0.5));
-  int slope = e.bin(ExprOp::Mul, e.bin(ExprOp::Sub, e.c(1), e.bin(ExprOp::Mul, t, t)), e.c(k));
+  int slope = e.bin(ExprOp::Mul, e.bin(ExprOp::Sub, e.c(1), e.bin(ExprOp::Mul, t, t)), e.c(kGeluTanhK));
   int right = e.bin(ExprOp::Mul, e.bin(ExprOp::Mul, e.bin(ExprOp::Mul, x, e.c(0.5)), slope),
-                    e.bin(ExprOp::Add, e.bin(ExprOp::Mul, x2, e.c(3 * c)), e.c(1)));
+                    e.bin(ExprOp::Add, e.bin(ExprOp::Mul, e.bin(ExprOp::Mul, x, x), e.c(3 * kGeluTanhC)), e.c(1)));
   return e.bin(ExprOp::Mul, g, e.bin(ExprOp::Add, left, right));
 }
 int emit_pow(const Emitter& e) {

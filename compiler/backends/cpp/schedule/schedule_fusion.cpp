@@ -182,10 +182,11 @@ class Scheduler {
     const OpenKernel& A = *open_[static_cast<size_t>(a)];
     const OpenKernel& B = *open_[static_cast<size_t>(b)];
     if (!why_no_fuse(b, A.full, l, op).empty()) return false;
-    const bool a_row = A.kernel.kind != KernelKind::Pointwise, b_row = B.kernel.kind != KernelKind::Pointwise;
-    if (a_row && b_row && (A.kernel.kind != B.kernel.kind || A.kernel.row_dims != B.kernel.row_dims)) return false;
-    if (!a_row && !b_row && l.kind == OpLowering::Kind::Pointwise) return true;
-    const int row_dims = l.kind != OpLowering::Kind::Pointwise ? l.row_dims : a_row ? A.kernel.row_dims : B.kernel.row_dims;
+    // Row and column kernels both reduce: their kinds and row dims must agree.
+    const bool a_reduces = A.kernel.kind != KernelKind::Pointwise, b_reduces = B.kernel.kind != KernelKind::Pointwise;
+    if (a_reduces && b_reduces && (A.kernel.kind != B.kernel.kind || A.kernel.row_dims != B.kernel.row_dims)) return false;
+    if (!a_reduces && !b_reduces && l.kind == OpLowering::Kind::Pointwise) return true;
+    const int row_dims = l.kind != OpLowering::Kind::Pointwise ? l.row_dims : a_reduces ? A.kernel.row_dims : B.kernel.row_dims;
     std::vector<OperandLayout> layouts = A.layouts;
     layouts.insert(layouts.end(), B.layouts.begin(), B.layouts.end());
     IndexSpace space;
