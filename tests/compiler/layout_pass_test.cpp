@@ -62,15 +62,6 @@ size_t occurrences(const std::string& text, const std::string& what) {
 class ChainFormats : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ChainFormats, ConvChainsMatchEager) {
-  // Open bug, seen on an AVX2 EPYC (2026-11-28): without AVX-512, oneDNN runs an nChw16c chain
-  // with its reference convolution ("ref:any"), and the compiled call wrote into its input (eager,
-  // called after it on the same tensor, returned NaN everywhere). The race never keeps that layout
-  // there (the reference convolution is orders of magnitude slower, and the race runs copies of
-  // the inputs); only TCPROF_CHAIN_FORMAT forces it. Until it is found, these two run only where
-  // nChw16c has oneDNN's own kernels.
-  if (std::string(GetParam()).find("16c") != std::string::npos && cpu_isa() != "avx512") {
-    GTEST_SKIP() << "nChw16c runs oneDNN's reference convolution on this CPU (" << cpu_isa() << ")";
-  }
   at::NoGradGuard no_grad;
   setenv("TCPROF_CHAIN_FORMAT", GetParam(), 1);
   CompiledModule m(load_model(sample("conv_chains")), strict_cpp(), nullptr);
@@ -120,6 +111,48 @@ TEST(LayoutPass, WinogradLeavesSourcesWithInfOrNaNToTheDirectAlgorithm) {
     at::Tensor y;
     ASSERT_TRUE(conv.run(nullptr, &x, nullptr, nullptr, false, nullptr, &y));
     expect_same_output(y, at::conv2d(x, w, b, 1, 1));
+  }
+}
+
+// A NaN in a step's input reaches its output where eager's convolution puts it, through every
+// fused activation and in every chain layout. oneDNN's reference convolution, which it runs where
+// it has no kernel for a layout on this CPU (nChw16c without AVX-512), computed sigmoid(NaN) as 0;
+// such a step now takes oneDNN's own layout choice instead.
+TEST(LayoutPass, EveryActivationKeepsNaNInEveryLayout) {
+  if (!onednn_layout_enabled()) GTEST_SKIP() << "built without oneDNN's headers";
+  at::NoGradGuard no_grad;
+  at::manual_seed(20261128);
+  using Act = OnednnConv::Activation;
+  const std::pair<Act, at::Tensor (*)(const at::Tensor&)> activations[] = {
+      {Act::None, [](const at::Tensor& y) { return y; }},
+      {Act::Relu, [](const at::Tensor& y) { return at::relu(y); }},
+      {Act::Sigmoid, [](const at::Tensor& y) { return at::sigmoid(y); }},
+      {Act::Tanh, [](const at::Tensor& y) { return at::tanh(y); }},
+      {Act::Gelu, [](const at::Tensor& y) { return at::gelu(y); }},
+      {Act::Silu, [](const at::Tensor& y) { return at::silu(y); }},
+      {Act::Hardswish, [](const at::Tensor& y) { return at::hardswish(y); }},
+  };
+  for (int f = 0; f < kChainFormats; ++f) {
+    for (const auto& [act, eager_act] : activations) {
+      for (int64_t k : {1, 3}) {
+        SCOPED_TRACE(::testing::Message() << chain_format_name(static_cast<ChainFormat>(f)) << ", activation "
+                                          << static_cast<int>(act) << ", " << k << "x" << k);
+        OnednnConv c;
+        c.name = "d0_conv";
+        c.n = 2, c.c = 32, c.h = 16, c.w = 16, c.oc = 32, c.oh = 16, c.ow = 16, c.kh = c.kw = k, c.ph = c.pw = k / 2;
+        c.activation = act;
+        at::Tensor w = at::randn({32, 32, k, k}) * 0.2, b = at::randn({32});
+        OnednnConvolution conv(c, w, b, static_cast<ChainFormat>(f));
+        at::Tensor x = at::randn({2, 32, 16, 16});
+        x[1][3][7][9] = std::numeric_limits<float>::quiet_NaN();
+        at::Tensor y;
+        ASSERT_TRUE(conv.run(nullptr, &x, nullptr, nullptr, false, nullptr, &y));
+        const at::Tensor expected = eager_act(at::conv2d(x, w, b, 1, k / 2));
+        EXPECT_TRUE(at::equal(at::isnan(y), at::isnan(expected)))
+            << at::isnan(y).sum().item<int64_t>() << " NaN against eager's " << at::isnan(expected).sum().item<int64_t>();
+        EXPECT_TRUE(at::allclose(y, expected, 1e-4, 1e-5, /*equal_nan=*/true));
+      }
+    }
   }
 }
 

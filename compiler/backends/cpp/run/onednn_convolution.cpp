@@ -86,6 +86,13 @@ bool clamps_after(const OnednnConv& c) {
   return c.activation == OnednnConv::Activation::Relu || c.activation == OnednnConv::Activation::Clip;
 }
 
+// oneDNN's reference convolution ("ref:any"): what oneDNN runs where it has no kernel for the CPU and
+// layout. It is orders of magnitude slower than LibTorch's convolution, and its logistic maps NaN to
+// 0 (LibTorch's sigmoid keeps NaN), so a chain never runs it.
+bool is_reference(const dnnl::convolution_forward::primitive_desc& pd) {
+  return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
+}
+
 // Winograd only for outputs of 14x14 or more (see the constructor).
 constexpr int64_t kMinWinogradOutput = 14 * 14;
 
@@ -217,15 +224,19 @@ OnednnConvolution::OnednnConvolution(const OnednnConv& c, const at::Tensor& weig
   attr.set_post_ops(ops);
   auto prop = dnnl::prop_kind::forward_inference;
   impl_ = std::make_unique<Impl>();
-  impl_->make_pd = [=](dnnl::algorithm alg) {
+  // The primitive for given activation layouts; the direct fallback of Winograd rebuilds with it.
+  auto pd_maker = [=](const memory::desc& src_md, const memory::desc& dst_md) {
+    return [=](dnnl::algorithm alg) {
 #if DNNL_VERSION_MAJOR >= 3
-    return dnnl::convolution_forward::primitive_desc(onednn_cpu_engine(), prop, alg, src_any, w_any, b_md, dst_any, strides,
-                                                     dilates, pad_l, pad_r, attr);
+      return dnnl::convolution_forward::primitive_desc(onednn_cpu_engine(), prop, alg, src_md, w_any, b_md, dst_md, strides,
+                                                       dilates, pad_l, pad_r, attr);
 #else
-    dnnl::convolution_forward::desc d(prop, alg, src_any, w_any, b_md, dst_any, strides, dilates, pad_l, pad_r);
-    return dnnl::convolution_forward::primitive_desc(d, attr, onednn_cpu_engine());
+      dnnl::convolution_forward::desc d(prop, alg, src_md, w_any, b_md, dst_md, strides, dilates, pad_l, pad_r);
+      return dnnl::convolution_forward::primitive_desc(d, attr, onednn_cpu_engine());
 #endif
+    };
   };
+  impl_->make_pd = pd_maker(src_any, dst_any);
   at::Tensor w = weight.contiguous();
   impl_->plain_weight_md = memory::desc(wdims, dt::f32, c.groups == 1 ? tag::oihw : tag::goihw);
   try {
@@ -247,6 +258,17 @@ OnednnConvolution::OnednnConvolution(const OnednnConv& c, const at::Tensor& weig
       }
     }
     if (!impl_->winograd) impl_->pd = impl_->make_pd(dnnl::algorithm::convolution_direct);
+    if (is_reference(impl_->pd) && format != ChainFormat::Any) {
+      // This CPU has no kernel of its own for the asked layout (nChw16c without AVX-512): the step
+      // takes oneDNN's choice, and the chain reorders into and out of it.
+      impl_->make_pd = pd_maker(memory::desc(src, dt::f32, tag::any), memory::desc(dst, dt::f32, tag::any));
+      impl_->pd = impl_->make_pd(dnnl::algorithm::convolution_direct);
+      impl_->winograd = false;
+    }
+    if (is_reference(impl_->pd)) {
+      throw std::runtime_error("only oneDNN's reference convolution (" + std::string(impl_->pd.impl_info_str()) +
+                               ") runs this step on this CPU");
+    }
     impl_->primitive = dnnl::convolution_forward(impl_->pd);
     impl_->dense_src = memory::desc(src, dt::f32, c.input_channels_last ? tag::nhwc : tag::nchw);
     impl_->dense_dst = memory::desc(dst, dt::f32, c.output_channels_last ? tag::nhwc : tag::nchw);
