@@ -16,7 +16,10 @@ torch_wheel_torchvision_for() {
 
 torch_wheel_venv() {
   local version=$1 venv=$2 python=${3:-python3} vision
-  [[ -f $venv/.tcprof-ready ]] && return 0
+  if [[ -f $venv/.tcprof-ready ]]; then
+    torch_wheel_onednn "$venv"
+    return 0
+  fi
   rm -rf "$venv"
   # pip's cache would hold a second copy of the ~4.7 GB of wheels that the venv already holds.
   PIP_NO_CACHE_DIR=1 "$python" -m venv "$venv"
@@ -26,7 +29,21 @@ torch_wheel_venv() {
     echo "torch-wheel-venv: no torchvision $vision for torch $version: the newest torchvision, without its dependencies"
     PIP_NO_CACHE_DIR=1 "$venv/bin/pip" install -q --no-deps torchvision pillow
   fi
+  torch_wheel_onednn "$venv"
   touch "$venv/.tcprof-ready"
+}
+
+# oneDNN 3.2 with its headers, on GNU OpenMP as the wheel's LibTorch: tcprof's convolution chains
+# and linears are built against it (cmake/TcprofOneDnn.cmake looks in the venv first). 3.2 has
+# AVX2 brgemm convolutions that Debian's 2.6 lacks. Where PyPI lacks it, the build takes Debian's.
+torch_wheel_onednn() {
+  local venv=$1
+  [[ -f $venv/.tcprof-onednn ]] && return 0
+  if PIP_NO_CACHE_DIR=1 "$venv/bin/pip" install -q "onednn-cpu-gomp==2023.2.0" "onednn-devel-cpu-gomp==2023.2.0"; then
+    touch "$venv/.tcprof-onednn"
+  else
+    echo "torch-wheel-venv: no oneDNN 3.2 from PyPI: tcprof builds against Debian's libdnnl-dev (2.6)" >&2
+  fi
 }
 
 # The Python whose torch the build in $1 links (CMake's cache), when that torch has torch.compile:

@@ -86,11 +86,12 @@ bool clamps_after(const OnednnConv& c) {
   return c.activation == OnednnConv::Activation::Relu || c.activation == OnednnConv::Activation::Clip;
 }
 
-// oneDNN's reference convolution ("ref:any"): what oneDNN runs where it has no kernel for the CPU and
-// layout. It is orders of magnitude slower than LibTorch's convolution, and its logistic maps NaN to
-// 0 (LibTorch's sigmoid keeps NaN), so a chain never runs it.
+// oneDNN's reference code ("ref:any", or "gemm:ref" over its reference GEMM): what oneDNN runs where
+// it has no kernel for the CPU and layout. It is orders of magnitude slower than LibTorch's
+// convolution, and its reference logistic maps NaN to 0 (LibTorch's sigmoid keeps NaN), so a chain
+// never runs it.
 bool is_reference(const dnnl::convolution_forward::primitive_desc& pd) {
-  return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
+  return std::string(pd.impl_info_str()).find("ref") != std::string::npos;
 }
 
 // Winograd only for outputs of 14x14 or more (see the constructor).
