@@ -22,9 +22,8 @@ endif()
 # A pip wheel's LibTorch ships the headers of libraries it links statically and hides (fmt 12,
 # oneDNN 3) in its include folder, which every command line that includes LibTorch searches before
 # the system's. tcprof links Debian's fmt and its own oneDNN (cmake/TcprofOneDnn.cmake), so their
-# own headers must win: links to them in
-# a folder of their own, searched first (-I comes before every -isystem). Without it the wheel build
-# compiled against fmt 12 and linked fmt 9.
+# own headers must win: links to them in a folder of their own, searched first (-I comes before
+# every -isystem). Without it the wheel build compiled against fmt 12 and linked fmt 9.
 get_target_property(_fmt_include fmt::fmt INTERFACE_INCLUDE_DIRECTORIES)
 set(_before_torch ${CMAKE_BINARY_DIR}/headers-before-torch)
 file(REMOVE_RECURSE ${_before_torch})

@@ -11,7 +11,6 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/backends/cpp/run/onednn_convolution.h"
-#include "compiler/toolchain/cpu_features.h"
 #include "tests/compiler/compiler_test_support.h"
 #include "tests/test_support.h"
 
