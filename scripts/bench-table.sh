@@ -33,9 +33,9 @@ inductor_modes=""
 if [[ -n $torch_python ]]; then
   inductor_modes=${INDUCTOR_MODES:-default,max-autotune,default+freezing,max-autotune+freezing}
   block=${block/bench-table/bench-table-inductor}
-  # Linears through MKL's packed GEMM, like for like with Inductor's freezing (the same operators,
-  # the same memory for packed copies; docs/backend.md).
-  export TCPROF_LINEAR_GEMM=${TCPROF_LINEAR_GEMM:-mkl}
+  # Every GEMM library raced per linear, MKL's packed GEMM included: Inductor's freezing packs
+  # every linear for MKL, so the memory is like for like (docs/backend.md).
+  export TCPROF_LINEAR_GEMM=${TCPROF_LINEAR_GEMM:-fastest}
 fi
 [[ -x $tcprof ]] || { echo "bench-table: $tcprof not built (make build first)" >&2; exit 2; }
 grep -q "<!-- $block:begin -->" "$doc" || { echo "bench-table: no $block markers in $doc" >&2; exit 2; }

@@ -4,6 +4,8 @@
 // shapes and strides, and a compiled model whose linears take that path.
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
+#include <stdexcept>
 #include <functional>
 #include <limits>
 #include <string>
@@ -14,6 +16,7 @@
 #include <ATen/core/grad_mode.h>
 
 #include "compiler/backends/cpp/codegen/codegen_cpp.h"
+#include "compiler/backends/cpp/run/autotune_cache.h"
 #include "compiler/backends/cpp/run/linear_gemm.h"
 #include "compiler/backends/cpp/run/mkl_packed_linear.h"
 #include "compiler/backends/cpp/run/onednn_convolution.h"
@@ -98,7 +101,9 @@ void expect_gemm_matches_libtorch_linear(bool contiguous_output) {
     for (const at::Tensor& x : xs) {
       at::Tensor ours = with_bias(x), eager = at::linear(x, w, b);
       EXPECT_EQ(ours.sizes(), eager.sizes());
-      if (contiguous_output) EXPECT_TRUE(ours.is_contiguous());
+      if (contiguous_output) {
+        EXPECT_TRUE(ours.is_contiguous());
+      }
       EXPECT_TRUE(close_as_gemms(ours, eager, k)) << n << "x" << k << " on " << x.sizes();
       EXPECT_TRUE(close_as_gemms(without(x), at::linear(x, w), k)) << n << "x" << k << " on " << x.sizes();
     }
@@ -192,16 +197,23 @@ TEST(LinearGemm, ActivationInTheOutputPassMatchesLinearThenActivation) {
     std::vector<at::Tensor> ours = {prepared, blas};
     GeneratedEpilogue epilogue(dir, 3000, 40, activation);
     ASSERT_NE(epilogue.fn, nullptr);
-    for (const char* library : {"mkl", "blas"}) {
-      ::setenv("TCPROF_LINEAR_GEMM", library, 1);
-      PreparedLinear with_epilogue(w, &b, 3000, activation, epilogue.fn);
-      if (with_epilogue.method() != std::string(library)) continue;  // no MKL in this LibTorch
+    using M = LinearGemmMethod;
+    for (M method : {M::OneDnn, M::OneDnnEpilogue, M::Mkl, M::Blas}) {
+      const char* name = linear_gemm_method_name(method);
+      const bool runs = method == M::Blas || (method == M::Mkl ? MklPackedLinear::available() : onednn_layout_enabled());
+      if (!runs) {  // not in this build: asked for, it says so
+        EXPECT_THROW(PreparedLinear(w, &b, 3000, activation, epilogue.fn, method), std::runtime_error) << name;
+        continue;
+      }
+      PreparedLinear with_epilogue(w, &b, 3000, activation, epilogue.fn, method);
+      EXPECT_STREQ(with_epilogue.method(), name);
       ours.push_back(with_epilogue(x));
-      at::Tensor no_bias = PreparedLinear(w, nullptr, 3000, activation, epilogue.fn)(x);
+      at::Tensor no_bias = PreparedLinear(w, nullptr, 3000, activation, epilogue.fn, method)(x);
       at::Tensor eager_no_bias = eager_activation(at::linear(x, w)), finite = eager_no_bias.isfinite();
-      EXPECT_TRUE(at::allclose(no_bias.masked_select(finite), eager_no_bias.masked_select(finite), 1e-4, 1e-5)) << library;
+      EXPECT_TRUE(at::allclose(no_bias.masked_select(finite), eager_no_bias.masked_select(finite), 1e-4, 1e-5)) << name;
     }
-    ::unsetenv("TCPROF_LINEAR_GEMM");
+    // The epilogue method needs an epilogue.
+    EXPECT_THROW(PreparedLinear(w, &b, 3000, activation, nullptr, M::OneDnnEpilogue), std::runtime_error);
     EXPECT_GE(ours.size(), 3u);
     for (const at::Tensor& y : ours) {
       EXPECT_TRUE(at::equal(y.masked_select(rest).isnan(), eager.masked_select(rest).isnan()))
@@ -240,23 +252,17 @@ TEST(LinearGemm, TransformerLinearsArePlannedAsGemmsAndAutotuned) {
   EXPECT_EQ(ir.find("extern aten::linear"), std::string::npos) << ir;                 // none left as a plain call
 }
 
-// Where MKL's packed GEMM or BLAS runs a linear with GELU after it, the GEMM runs without its bias
-// and one generated pass adds the bias and applies GELU (the generated epilogue): the GPT's MLPs
-// through it equal eager, and the unit holds the epilogue. Where oneDNN runs it (its post-op
-// applies GELU) the unit has none.
-TEST(LinearGemm, GeluAfterMklOrBlasRunsInTheGeneratedEpilogue) {
+// A linear with GELU after it: MKL's packed GEMM and BLAS run without the bias and one generated
+// pass adds it and applies GELU (the generated epilogue); oneDNN's matmul does that in its own
+// post-op or takes the same epilogue. Every unit holds the epilogue; with each library forced and
+// the planned method kept (TCPROF_AUTOTUNE=kernels) the GPT's MLPs equal eager, and the autotune
+// lines name the method.
+TEST(LinearGemm, GeluAfterTheGemmRunsInTheGeneratedEpilogueOrOnednnsPostOp) {
   at::NoGradGuard no_grad;
   ::setenv("TCPROF_AUTOTUNE", "kernels", 1);  // the kernels whatever this machine's timings
-  if (onednn_layout_enabled()) {
-    ::setenv("TCPROF_LINEAR_GEMM", "onednn", 1);
-    CompiledModule m(load_model(sample("gpt_tiny")), strict_cpp(), nullptr);
-    expect_compiled_matches_eager(m, inputs_for({"i64[2,16](0,512)"}));
-    for (const auto& f : m.frames()) {
-      for (const auto& e : f->entries) EXPECT_EQ(e->compiled->report().code.find("linear epilogue"), std::string::npos);
-    }
-  }
-  for (const char* library : {"mkl", "blas"}) {
+  for (const char* library : {"onednn", "mkl", "blas"}) {
     if (library == std::string("mkl") && !MklPackedLinear::available()) continue;
+    if (library == std::string("onednn") && !onednn_layout_enabled()) continue;
     ::setenv("TCPROF_LINEAR_GEMM", library, 1);
     CompiledModule m(load_model(sample("gpt_tiny")), strict_cpp(), nullptr);
     for (const char* spec : {"i64[2,16](0,512)", "i64[2,16](0,512)"}) expect_compiled_matches_eager(m, inputs_for({spec}));
@@ -265,10 +271,91 @@ TEST(LinearGemm, GeluAfterMklOrBlasRunsInTheGeneratedEpilogue) {
       for (const auto& e : f->entries) code += e->compiled->report().code, ir += e->compiled->report().ir;
     }
     EXPECT_NE(code.find("linear epilogue: bias + gelu over [rows, "), std::string::npos) << library;
-    EXPECT_NE(ir.find(std::string("_linear_gemm_gelu (") + library + ")"), std::string::npos) << library << "\n" << ir;
+    const std::string planned = library == std::string("onednn") ? "onednn+epilogue" : library;
+    EXPECT_NE(ir.find("_linear_gemm_gelu (" + planned + ")"), std::string::npos) << library << "\n" << ir;
   }
   ::unsetenv("TCPROF_LINEAR_GEMM");
   ::unsetenv("TCPROF_AUTOTUNE");
+}
+
+// The methods each TCPROF_LINEAR_GEMM value lets the autotune phase race, the planned one first:
+// unset, oneDNN's two ways (its post-op, the generated epilogue) and MKL only without oneDNN
+// (its packed copies cost about 5.7 MB a weight); "fastest", every library this build has.
+TEST(LinearGemm, EachSettingRacesItsGemmMethods) {
+  using M = LinearGemmMethod;
+  const bool onednn = onednn_layout_enabled(), mkl = MklPackedLinear::available();
+  auto methods = [](const char* setting, bool epilogue) {
+    if (setting == nullptr) ::unsetenv("TCPROF_LINEAR_GEMM");
+    else ::setenv("TCPROF_LINEAR_GEMM", setting, 1);
+    std::vector<M> out = linear_gemm_methods(epilogue);
+    ::unsetenv("TCPROF_LINEAR_GEMM");
+    return out;
+  };
+  const std::vector<M> unset = onednn ? std::vector<M>{M::OneDnnEpilogue, M::OneDnn} : std::vector<M>{mkl ? M::Mkl : M::Blas};
+  EXPECT_EQ(methods(nullptr, true), unset);
+  EXPECT_EQ(methods(nullptr, false), onednn ? std::vector<M>{M::OneDnn} : unset);
+  EXPECT_EQ(methods("blas", true), std::vector<M>{M::Blas});
+  EXPECT_EQ(methods("mkl", true), std::vector<M>{mkl ? M::Mkl : M::Blas});
+  std::vector<M> fastest;
+  if (onednn) fastest = {M::OneDnnEpilogue, M::OneDnn};
+  if (mkl) fastest.push_back(M::Mkl);
+  fastest.push_back(M::Blas);
+  EXPECT_EQ(methods("fastest", true), fastest);
+  EXPECT_EQ(methods("no such library", true), std::vector<M>{M::Blas});
+}
+
+// Autotuned (no forced decision), a GEMM + GELU races its methods: the autotune line gives each
+// one's time and the kept GEMM names the winner; the output is eager's, and a warm start reads the
+// same decision, method included, from the autotune cache.
+TEST(LinearGemm, TheGemmMethodsAreRacedAndTheWinnerIsCached) {
+  at::NoGradGuard no_grad;
+  ::setenv("TCPROF_LINEAR_GEMM", "fastest", 1);
+  testing::TempDir dir;
+  CompileOptions options = strict_cpp();
+  options.kernel_cache_dir = dir.file("cache");
+  auto autotune_lines = [&] {
+    CompiledModule m(load_model(sample("gpt_tiny")), options, nullptr);
+    expect_compiled_matches_eager(m, inputs_for({"i64[2,16](0,512)"}));
+    std::string ir;
+    for (const auto& f : m.frames()) {
+      for (const auto& e : f->entries) ir += e->compiled->report().ir;
+    }
+    return ir.substr(std::min(ir.size(), ir.find("\nautotune (")));
+  };
+  const std::string first = autotune_lines(), second = autotune_lines();
+  ::unsetenv("TCPROF_LINEAR_GEMM");
+  EXPECT_NE(first.find("; GEMM methods: "), std::string::npos) << first;
+  EXPECT_NE(first.find("blas "), std::string::npos) << first;  // every library raced, BLAS included
+  EXPECT_EQ(first.find("read from the autotune cache"), std::string::npos) << first;
+  EXPECT_NE(second.find("read from the autotune cache"), std::string::npos) << second;
+  EXPECT_EQ(second.substr(second.find(":\n")), first.substr(first.find(":\n")));
+}
+
+// The autotune cache keeps each decision's GEMM method and the methods' times; a file of the
+// previous format is stale (re-timed), as is a line with a method count it cannot hold.
+TEST(LinearGemm, AutotuneFilesKeepTheGemmMethods) {
+  testing::TempDir dir;
+  AutotuneChoice raced{true, 4000, 9000, false, 0.01, 0.015, 0.02};
+  raced.gemm_method = static_cast<int>(LinearGemmMethod::OneDnnEpilogue);
+  raced.gemm_times = {{1, 4000, 0.01}, {0, 4600, 0.02}};
+  AutotuneChoice plain{true, 120500, 98000, true, 0.012, 0.02, 0.02};
+  const std::string key = autotune_key("linear gemm test");
+  ASSERT_TRUE(store_autotune(dir.path().string(), key, {raced, plain, AutotuneChoice{}}));
+  auto back = load_autotune(dir.path().string(), key, 3);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ((*back)[0].gemm_method, 1);
+  ASSERT_EQ((*back)[0].gemm_times.size(), 2u);
+  EXPECT_EQ((*back)[0].gemm_times[1].method, 0);
+  EXPECT_EQ((*back)[0].gemm_times[1].ns, 4600);
+  EXPECT_EQ((*back)[1].gemm_method, -1);
+  EXPECT_TRUE((*back)[1].use_libtorch);
+  EXPECT_TRUE((*back)[1].gemm_times.empty());
+  EXPECT_FALSE((*back)[2].measured);
+  const std::string file = dir.path().string() + "/autotune/" + key.substr(0, 2) + "/" + key + ".txt";
+  std::ofstream(file) << "tcprof-autotune 2\n4000 9000 kernel 0.01 0.015 0.02\n";
+  EXPECT_FALSE(load_autotune(dir.path().string(), key, 1).has_value());
+  std::ofstream(file) << "tcprof-autotune 3\n4000 9000 kernel 0.01 0.015 0.02 1 99999999999\n";
+  EXPECT_FALSE(load_autotune(dir.path().string(), key, 1).has_value());
 }
 
 }  // namespace

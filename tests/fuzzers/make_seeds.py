@@ -92,8 +92,9 @@ def kernel_cache_seeds():
         put("kernel_cache", "kernel.so", open(os.path.join(work, "k.so"), "rb").read())
     finally:
         shutil.rmtree(work)
-    put("kernel_cache", "autotune.txt", "tcprof-autotune 2\n120500 98000 libtorch 0.012 0.02 0.02\n"
-                                        "4000 9000 kernel 0.01 0.015 0.02\n0 0 unmeasured 0 0 0\n")
+    put("kernel_cache", "autotune.txt", "tcprof-autotune 3\n120500 98000 libtorch 0.012 0.02 0.02 -1 0\n"
+                                        "4000 9000 kernel 0.01 0.015 0.02 1 2 1 4000 0.01 0 4600 0.02\n"
+                                        "0 0 unmeasured 0 0 0 -1 0\n")
 
 
 if __name__ == "__main__":

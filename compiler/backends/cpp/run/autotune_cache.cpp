@@ -14,7 +14,7 @@ namespace tcprof {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr const char* kHeader = "tcprof-autotune 2";  // 2: noise and margins
+constexpr const char* kHeader = "tcprof-autotune 3";  // 2: noise and margins; 3: GEMM methods
 
 fs::path file_of(const std::string& cache_dir, const std::string& key) {
   return fs::path(cache_dir) / "autotune" / key.substr(0, 2) / (key + ".txt");
@@ -38,6 +38,13 @@ std::optional<std::vector<AutotuneChoice>> load_autotune(const std::string& cach
     if (!(fields >> c.kernel_ns >> c.libtorch_ns >> verdict >> c.kernel_noise >> c.libtorch_noise >> c.margin)) {
       return std::nullopt;
     }
+    size_t methods = 0;
+    if (!(fields >> c.gemm_method >> methods) || c.gemm_method < -1 || methods > 16) return std::nullopt;
+    for (size_t i = 0; i < methods; ++i) {
+      GemmMethodTime t;
+      if (!(fields >> t.method >> t.ns >> t.noise) || t.method < 0) return std::nullopt;
+      c.gemm_times.push_back(t);
+    }
     if (verdict != "kernel" && verdict != "libtorch" && verdict != "unmeasured") return std::nullopt;
     c.measured = verdict != "unmeasured";
     c.use_libtorch = verdict == "libtorch";
@@ -51,9 +58,11 @@ bool store_autotune(const std::string& cache_dir, const std::string& key, const 
   if (cache_dir.empty() || key.size() < 2) return false;
   std::string text = std::string(kHeader) + "\n";
   for (const auto& c : choices) {
-    text += fmt::format("{} {} {} {} {} {}\n", c.kernel_ns, c.libtorch_ns,
+    text += fmt::format("{} {} {} {} {} {} {} {}", c.kernel_ns, c.libtorch_ns,
                         !c.measured ? "unmeasured" : c.use_libtorch ? "libtorch" : "kernel", c.kernel_noise,
-                        c.libtorch_noise, c.margin);
+                        c.libtorch_noise, c.margin, c.gemm_method, c.gemm_times.size());
+    for (const GemmMethodTime& t : c.gemm_times) text += fmt::format(" {} {} {}", t.method, t.ns, t.noise);
+    text += "\n";
   }
   fs::path path = file_of(cache_dir, key);
   try {

@@ -12,13 +12,22 @@
 
 namespace tcprof {
 
+// One GEMM method's time where a kernel's linears raced several (LinearGemmMethod, as its int).
+struct GemmMethodTime {
+  int method = 0;
+  int64_t ns = 0;
+  double noise = 0;
+};
+
 // One decision (autotune_race.h): a direct kernel against LibTorch's op, or one chain layout's time.
 struct AutotuneChoice {
   bool measured = false;  // false: the kernel could not run on the example inputs (kept as planned)
-  int64_t kernel_ns = 0, libtorch_ns = 0;
+  int64_t kernel_ns = 0, libtorch_ns = 0;  // kernel: the chosen GEMM method's, where several raced
   bool use_libtorch = false;
   double kernel_noise = 0, libtorch_noise = 0;  // spread of the rounds, median over best
   double margin = 0;  // what the winner had to beat the planned candidate by (or the planned one kept)
+  int gemm_method = -1;  // a kernel with prepared linears: the GEMM method it runs (-1: its planned one)
+  std::vector<GemmMethodTime> gemm_times{};  // every GEMM method raced, where there were several
 };
 
 std::string autotune_key(const std::string& material);

@@ -17,9 +17,31 @@ std::string forced_linear_gemm() {
   return v == nullptr ? "" : v;
 }
 
-bool linear_gemm_takes_onednn() {
+const char* linear_gemm_method_name(LinearGemmMethod method) {
+  switch (method) {
+    case LinearGemmMethod::OneDnn: return "onednn";
+    case LinearGemmMethod::OneDnnEpilogue: return "onednn+epilogue";
+    case LinearGemmMethod::Mkl: return "mkl";
+    case LinearGemmMethod::Blas: return "blas";
+  }
+  return "?";
+}
+
+std::vector<LinearGemmMethod> linear_gemm_methods(bool epilogue) {
+  using M = LinearGemmMethod;
   const std::string forced = forced_linear_gemm();
-  return (forced.empty() || forced == "onednn") && onednn_layout_enabled();
+  const bool fastest = forced == "fastest";
+  std::vector<M> out;
+  if ((forced.empty() || fastest || forced == "onednn") && onednn_layout_enabled()) {
+    if (epilogue) out.push_back(M::OneDnnEpilogue);
+    out.push_back(M::OneDnn);
+  }
+  // MKL's packed copy of a weight costs memory (2-30x the weight on the Xeon, the weight plus
+  // about 5.7 MB on the AVX2 EPYC; backend.md), so it is raced only where asked ("fastest");
+  // unasked, it runs only where oneDNN is missing.
+  if ((fastest || forced == "mkl" || (forced.empty() && out.empty())) && MklPackedLinear::available()) out.push_back(M::Mkl);
+  if (fastest || out.empty()) out.push_back(M::Blas);
+  return out;
 }
 
 at::Tensor transposed_weight(const at::Tensor& w) {
@@ -66,39 +88,60 @@ void apply_activation(at::Tensor& y, WindowKernel::Activation activation) {
 }
 
 PreparedLinear::PreparedLinear(const at::Tensor& w, const at::Tensor* bias, int64_t rows, WindowKernel::Activation activation,
-                               LinearEpilogueFn epilogue)
+                               LinearEpilogueFn epilogue, std::optional<LinearGemmMethod> method)
     : activation_(activation) {
   if (bias != nullptr) bias_ = bias->contiguous();
-  // oneDNN first, then MKL's packed GEMM where LibTorch has it, then BLAS. MKL's packed GEMM is
-  // 12-19% faster over the GPT and ViT-B on this Xeon, but its packed copy of a weight is 2-30x the
-  // weight (at least about 9 MB each: ViT-B's 48 would hold 870 MB, the GPT's 17 about 155 MB,
-  // where oneDNN's copies are the weights' size), so it is chosen by TCPROF_LINEAR_GEMM=mkl (as
-  // the Inductor table does, like for like with Inductor's freezing, which packs the same way).
-  const std::string forced = forced_linear_gemm();
-  auto allowed = [&](const char* library) { return forced.empty() || forced == library; };
-  if (linear_gemm_takes_onednn()) {
-    try {
-      onednn_ = std::make_unique<OnednnLinear>(w, bias, rows, activation);
-      return;
-    } catch (const std::runtime_error&) {  // no oneDNN matmul for it
+  if (epilogue != nullptr && activation == WindowKernel::Activation::None) epilogue = nullptr;
+  if (method) {
+    if (!prepare(*method, w, bias, rows, epilogue)) {
+      throw std::runtime_error(std::string("a linear cannot run through ") + linear_gemm_method_name(*method) + " here");
     }
-  }
-  // MKL and BLAS cannot apply the activation; with the generated epilogue they run without the
-  // bias too, which the epilogue adds in the same pass.
-  if (epilogue != nullptr && activation != WindowKernel::Activation::None) epilogue_ = epilogue;
-  if (allowed("mkl") && MklPackedLinear::available()) {
-    mkl_ = std::make_unique<MklPackedLinear>(w, epilogue_ ? nullptr : bias, rows);
     return;
   }
-  transposed_ = transposed_weight(w);  // OpenBLAS (or whatever BLAS LibTorch has)
+  for (LinearGemmMethod m : linear_gemm_methods(epilogue != nullptr)) {
+    if (prepare(m, w, bias, rows, epilogue)) return;
+  }
+  prepare(LinearGemmMethod::Blas, w, bias, rows, epilogue);
+}
+
+bool PreparedLinear::prepare(LinearGemmMethod method, const at::Tensor& w, const at::Tensor* bias, int64_t rows,
+                             LinearEpilogueFn epilogue) {
+  using M = LinearGemmMethod;
+  // The epilogue adds the bias in its pass, so a GEMM followed by it runs without one.
+  const bool with_epilogue = method != M::OneDnn && epilogue != nullptr;
+  if (method == M::OneDnnEpilogue && epilogue == nullptr) return false;
+  const at::Tensor* gemm_bias = with_epilogue ? nullptr : bias;
+  switch (method) {
+    case M::OneDnn:
+    case M::OneDnnEpilogue:
+      if (!onednn_layout_enabled()) return false;
+      try {
+        onednn_ = std::make_unique<OnednnLinear>(w, gemm_bias, rows, method == M::OneDnn ? activation_ : WindowKernel::Activation::None);
+      } catch (const std::runtime_error&) {  // no oneDNN matmul for it
+        return false;
+      }
+      break;
+    case M::Mkl:
+      if (!MklPackedLinear::available()) return false;
+      mkl_ = std::make_unique<MklPackedLinear>(w, gemm_bias, rows);
+      break;
+    case M::Blas:
+      transposed_ = transposed_weight(w);  // OpenBLAS (or whatever BLAS LibTorch has)
+      break;
+    default:  // a method this build does not know (a damaged autotune file)
+      return false;
+  }
+  method_ = method;
+  epilogue_ = with_epilogue ? epilogue : nullptr;
+  return true;
 }
 
 PreparedLinear::~PreparedLinear() = default;
 
 at::Tensor PreparedLinear::operator()(const at::Tensor& x) const {
-  if (onednn_) return (*onednn_)(x);
-  const at::Tensor* gemm_bias = bias_.defined() && !epilogue_ ? &bias_ : nullptr;
-  at::Tensor y = mkl_ ? (*mkl_)(x) : linear_transposed(x, transposed_, gemm_bias);
+  if (method_ == LinearGemmMethod::OneDnn) return (*onednn_)(x);  // bias and activation in its output pass
+  at::Tensor y = onednn_ ? (*onednn_)(x) : mkl_ ? (*mkl_)(x)
+                                                : linear_transposed(x, transposed_, bias_.defined() && !epilogue_ ? &bias_ : nullptr);
   if (!epilogue_) {
     apply_activation(y, activation_);
     return y;
@@ -110,6 +153,6 @@ at::Tensor PreparedLinear::operator()(const at::Tensor& x) const {
   return y;
 }
 
-const char* PreparedLinear::method() const { return onednn_ ? "onednn" : mkl_ ? "mkl" : "blas"; }
+const char* PreparedLinear::method() const { return linear_gemm_method_name(method_); }
 
 }  // namespace tcprof

@@ -71,6 +71,7 @@ ProgramRunner::ProgramRunner(CapturedGraph graph, ScheduledProgram program, std:
   }
   window_uses_extern_.assign(program_.program.window_kernels.size(), false);
   prepared_linears_.resize(program_.program.window_kernels.size());
+  gemm_method_.assign(program_.program.window_kernels.size(), -1);
   plan_releases();
   std::vector<bool> fallback(graph_.ops.size(), false);
   for (const auto& f : program_.fallbacks) fallback[static_cast<size_t>(f.op)] = true;
@@ -250,16 +251,38 @@ void ProgramRunner::prepare_linears(size_t k) {
   if (program_.program.window_kernels[k].kind == WindowKernel::Kind::Attention) prepared_linear(k, 1);
 }
 
-const PreparedLinear& ProgramRunner::prepared_linear(size_t k, int which) {
-  auto& prepared = prepared_linears_[k][static_cast<size_t>(which)];
-  if (!prepared) {
-    const WindowKernel& n = program_.program.window_kernels[k];
+std::vector<LinearGemmMethod> ProgramRunner::gemm_methods(size_t k) const {
+  const WindowKernel& n = program_.program.window_kernels[k];
+  return linear_gemm_methods(n.generated_epilogue() && k < window_fns_.size() && window_fns_[k] != nullptr);
+}
+
+ProgramRunner::PreparedLinears ProgramRunner::make_prepared_linears(size_t k, std::optional<LinearGemmMethod> method) const {
+  const WindowKernel& n = program_.program.window_kernels[k];
+  PreparedLinears out;
+  for (int which = 0; which < (n.kind == WindowKernel::Kind::Attention ? 2 : 1); ++which) {
     const int weight = which == 0 ? n.weight_slot : n.attention.proj_weight;
     const int bias = which == 0 ? n.bias_slot : n.attention.proj_bias;
     const LinearEpilogueFn epilogue = which == 0 && n.generated_epilogue() && k < window_fns_.size() ? window_fns_[k] : nullptr;
-    prepared = std::make_shared<const PreparedLinear>(program_.constants[static_cast<size_t>(weight)],
-                                                      bias >= 0 ? &program_.constants[static_cast<size_t>(bias)] : nullptr, n.n,
-                                                      which == 0 ? n.activation : WindowKernel::Activation::None, epilogue);
+    // An attention's output projection has no activation: its epilogue method is the plain GEMM.
+    std::optional<LinearGemmMethod> m = method;
+    if (which == 1 && m == LinearGemmMethod::OneDnnEpilogue) m = LinearGemmMethod::OneDnn;
+    out[static_cast<size_t>(which)] = std::make_shared<const PreparedLinear>(
+        program_.constants[static_cast<size_t>(weight)], bias >= 0 ? &program_.constants[static_cast<size_t>(bias)] : nullptr,
+        n.n, which == 0 ? n.activation : WindowKernel::Activation::None, epilogue, m);
+  }
+  return out;
+}
+
+const PreparedLinear& ProgramRunner::prepared_linear(size_t k, int which) {
+  auto& prepared = prepared_linears_[k][static_cast<size_t>(which)];
+  if (!prepared) {
+    std::optional<LinearGemmMethod> method;
+    if (gemm_method_[k] >= 0) method = static_cast<LinearGemmMethod>(gemm_method_[k]);
+    try {
+      prepared_linears_[k] = make_prepared_linears(k, method);
+    } catch (const std::runtime_error&) {  // a cached decision this build cannot run: the planned one
+      prepared_linears_[k] = make_prepared_linears(k, std::nullopt);
+    }
   }
   return *prepared;
 }
@@ -523,7 +546,20 @@ std::vector<AutotuneChoice> ProgramRunner::measure_autotune(const std::vector<c1
       continue;
     }
     const std::vector<int> ops = covered_ops(n);
-    if (has_prepared_linears(k)) prepare_linears(k);  // not timed
+    // Each GEMM method that can run kernel k's linears, prepared before the race (not timed).
+    std::vector<LinearGemmMethod> methods;
+    std::vector<PreparedLinears> prepared;
+    if (has_prepared_linears(k)) {
+      for (LinearGemmMethod m : gemm_methods(k)) {
+        try {
+          prepared.push_back(make_prepared_linears(k, m));
+          methods.push_back(m);
+        } catch (const std::runtime_error&) {  // cannot run here: not a candidate
+        }
+      }
+      if (prepared.empty()) prepare_linears(k);
+      else prepared_linears_[k] = prepared[0];
+    }
     // The outputs are released before each run, as the steady state releases them between calls:
     // a run that allocates while the last run's output is alive takes new memory and its page
     // faults (ConvNeXt-T's first GEMM + GELU measured 5.0 ms that way, 2.8 ms in steady state).
@@ -546,19 +582,50 @@ std::vector<AutotuneChoice> ProgramRunner::measure_autotune(const std::vector<c1
     // (autotune_race.h). A GEMM against a prepared weight is the other way round: LibTorch's linear
     // stays unless the GEMM beats it by the margin, to be worth the weight's copy (memory, and its
     // time at every start): several of ConvNeXt's tied within 1% against a transposed one.
+    // Where several GEMM methods can run its linears, each is a kernel candidate (the planned
+    // method first), and the fastest that beats the planned candidate by the margin runs.
     const bool copy = n.kind == WindowKernel::Kind::LinearGemm;
+    std::vector<std::function<bool()>> kernels;
+    for (size_t m = 0; m < std::max<size_t>(1, prepared.size()); ++m) {
+      kernels.push_back(prepared.size() < 2 ? kernel : std::function<bool()>([&, m] {
+        prepared_linears_[k] = prepared[m];
+        return kernel();
+      }));
+    }
+    std::vector<std::function<bool()>> candidates;
+    if (copy) candidates.push_back(libtorch);
+    candidates.insert(candidates.end(), kernels.begin(), kernels.end());
+    if (!copy) candidates.push_back(libtorch);
     RaceOptions options;
     options.min_round_ns = 200'000;
     std::vector<RaceEntry> entries;
-    RaceDecision d = copy ? race({libtorch, kernel}, options, &entries) : race({kernel, libtorch}, options, &entries);
-    const RaceEntry& ke = entries[copy ? 1 : 0];
-    const RaceEntry& le = entries[copy ? 0 : 1];
+    RaceDecision d = race(candidates, options, &entries);
+    const size_t first_kernel = copy ? 1 : 0, libtorch_at = copy ? 0 : kernels.size();
+    // The kernel's entry: the winner's where a GEMM method won, else the fastest method's.
+    size_t kernel_at = first_kernel;
+    for (size_t i = first_kernel; i < first_kernel + kernels.size(); ++i) {
+      if (entries[i].ran && (!entries[kernel_at].ran || entries[i].best_ns < entries[kernel_at].best_ns)) kernel_at = i;
+    }
+    if (static_cast<size_t>(d.winner) != libtorch_at) kernel_at = static_cast<size_t>(d.winner);
+    const RaceEntry& ke = entries[kernel_at];
+    const RaceEntry& le = entries[libtorch_at];
     if (!ke.ran) {  // the kernel cannot run on these inputs: kept as planned, outputs from LibTorch
+      if (!prepared.empty()) prepared_linears_[k] = prepared[0];
       libtorch();
       continue;
     }
-    const bool libtorch_won = d.winner == (copy ? 0 : 1);
+    const bool libtorch_won = static_cast<size_t>(d.winner) == libtorch_at;
     choices[k] = {true, ke.best_ns, le.best_ns, libtorch_won, ke.noise, le.noise, d.margin};
+    if (!methods.empty()) {
+      choices[k].gemm_method = static_cast<int>(methods[kernel_at - first_kernel]);
+      prepared_linears_[k] = prepared[kernel_at - first_kernel];
+    }
+    if (methods.size() > 1) {
+      for (size_t m = 0; m < methods.size(); ++m) {
+        const RaceEntry& e = entries[first_kernel + m];
+        if (e.ran) choices[k].gemm_times.push_back({static_cast<int>(methods[m]), e.best_ns, e.noise});
+      }
+    }
   }
   return choices;
 }
@@ -570,10 +637,13 @@ std::vector<AutotuneDecision> ProgramRunner::use_autotune(const std::vector<Auto
     if (!c.measured) continue;
     window_uses_extern_[k] = c.use_libtorch;
     const WindowKernel& n = program_.program.window_kernels[k];
-    // A GEMM's prepared weight exists only where the GEMM is kept.
+    // A GEMM's prepared weight exists only where the GEMM is kept, for the method that won.
     if (has_prepared_linears(k)) {
-      if (c.use_libtorch) prepared_linears_[k] = {};
-      else prepare_linears(k);
+      const int method = c.gemm_method;
+      const auto& kept = prepared_linears_[k][0];
+      if (c.use_libtorch || (kept && method >= 0 && static_cast<int>(kept->kind()) != method)) prepared_linears_[k] = {};
+      gemm_method_[k] = method;
+      if (!c.use_libtorch) prepare_linears(k);
     }
     // The planned side (the kernel; LibTorch for a GEMM that copies its weight) and how much faster
     // than it the other side was, against the margin it had to beat.
@@ -581,15 +651,21 @@ std::vector<AutotuneDecision> ProgramRunner::use_autotune(const std::vector<Auto
     const double planned_ns = static_cast<double>(copy ? c.libtorch_ns : c.kernel_ns);
     const double other_ns = static_cast<double>(copy ? c.kernel_ns : c.libtorch_ns);
     const double gain = planned_ns > 0 ? 1.0 - other_ns / planned_ns : 0.0;
-    // Which GEMM library a kept GEMM runs (linear_gemm.h: oneDNN, MKL or BLAS).
-    const std::string name = copy && !c.use_libtorch && prepared_linears_[k][0]
+    // Which GEMM method a kept GEMM runs (linear_gemm.h: oneDNN, MKL or BLAS; the activation in
+    // oneDNN's post-op or the generated epilogue), and each method's time where several raced.
+    const std::string name = !c.use_libtorch && prepared_linears_[k][0]
                                  ? fmt::format("{} ({})", n.name, prepared_linears_[k][0]->method())
                                  : n.name;
-    lines.push_back({fmt::format("{}: {}, LibTorch {}: {} -> {} ({} {:.1f}% {} than the planned {}, margin {:.1f}%)",
+    std::string methods;
+    for (const GemmMethodTime& t : c.gemm_times) {
+      methods += fmt::format("{}{} {}", methods.empty() ? "; GEMM methods: " : ", ",
+                             linear_gemm_method_name(static_cast<LinearGemmMethod>(t.method)), race_time_text({true, t.ns, t.noise, 0}));
+    }
+    lines.push_back({fmt::format("{}: {}, LibTorch {}: {} -> {} ({} {:.1f}% {} than the planned {}, margin {:.1f}%{})",
                                  name, race_time_text({true, c.kernel_ns, c.kernel_noise, 0}),
                                  graph_.ops[static_cast<size_t>(n.op)].name, race_time_text({true, c.libtorch_ns, c.libtorch_noise, 0}),
                                  c.use_libtorch ? "LibTorch" : "kernel", copy ? "kernel" : "LibTorch", std::abs(gain) * 100,
-                                 gain >= 0 ? "faster" : "slower", copy ? "LibTorch" : "kernel", c.margin * 100),
+                                 gain >= 0 ? "faster" : "slower", copy ? "LibTorch" : "kernel", c.margin * 100, methods),
                      c.use_libtorch != copy});
   }
   return lines;

@@ -6,6 +6,7 @@
 #include <array>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <ATen/core/ivalue.h>
@@ -90,10 +91,17 @@ class ProgramRunner {
   // Per window kernel, its weights prepared for the GEMM (run/linear_gemm.h): a LinearGemm's in
   // [0]; nn.MultiheadAttention's QKV projection in [0] and output projection in [1]. Made when the
   // kernel is first measured or run, dropped where the autotune phase keeps LibTorch's op.
-  std::vector<std::array<std::shared_ptr<const PreparedLinear>, 2>> prepared_linears_;
+  using PreparedLinears = std::array<std::shared_ptr<const PreparedLinear>, 2>;
+  std::vector<PreparedLinears> prepared_linears_;
+  // Per window kernel, the GEMM method its linears run (LinearGemmMethod; -1: the planned one).
+  std::vector<int> gemm_method_;
   const PreparedLinear& prepared_linear(size_t k, int which);
   bool has_prepared_linears(size_t k) const;
   void prepare_linears(size_t k);  // every weight kernel k runs a GEMM against
+  // The GEMM methods kernel k's linears may take (linear_gemm_methods), the planned one first.
+  std::vector<LinearGemmMethod> gemm_methods(size_t k) const;
+  // Kernel k's linears prepared for `method` (std::runtime_error where it cannot run them).
+  PreparedLinears make_prepared_linears(size_t k, std::optional<LinearGemmMethod> method) const;
   std::vector<std::vector<int>> release_after_;  // per step: slots no later step uses
 };
 

@@ -16,7 +16,6 @@
 #include "compiler/backends/cpp/passes/graph_passes.h"
 #include "compiler/backends/cpp/lower/index_space.h"
 #include "compiler/backends/cpp/schedule/plan_attention.h"
-#include "compiler/backends/cpp/run/linear_gemm.h"
 #include "compiler/backends/cpp/schedule/plan_linear.h"
 #include "compiler/backends/cpp/schedule/plan_onednn_layout.h"
 
@@ -427,9 +426,9 @@ class Scheduler {
     WindowKernel& k = out_.program.window_kernels[static_cast<size_t>(it->second)];
     if (k.kind != WindowKernel::Kind::LinearGemm) return false;
     k.activation = activation;
-    // A generated bias + activation pass only where the GEMM's library cannot apply it (oneDNN
-    // can; a graph of such GEMMs then needs no compiler, as before).
-    k.epilogue_kernel = !linear_gemm_takes_onednn();
+    // A generated bias + activation pass, for the GEMMs that cannot apply it (MKL's, BLAS's) and as
+    // oneDNN's alternative to its own post-op: the autotune phase races the two (run/linear_gemm.h).
+    k.epilogue_kernel = true;
     k.output_slot = op.outputs[0];
     k.epilogue_op = i;
     k.name += "_gelu";
