@@ -251,9 +251,12 @@ void ProgramRunner::prepare_linears(size_t k) {
   if (program_.program.window_kernels[k].kind == WindowKernel::Kind::Attention) prepared_linear(k, 1);
 }
 
+LinearEpilogueFn ProgramRunner::linear_epilogue(size_t k) const {
+  return program_.program.window_kernels[k].generated_epilogue() && k < window_fns_.size() ? window_fns_[k] : nullptr;
+}
+
 std::vector<LinearGemmMethod> ProgramRunner::gemm_methods(size_t k) const {
-  const WindowKernel& n = program_.program.window_kernels[k];
-  return linear_gemm_methods(n.generated_epilogue() && k < window_fns_.size() && window_fns_[k] != nullptr);
+  return linear_gemm_methods(linear_epilogue(k) != nullptr);
 }
 
 ProgramRunner::PreparedLinears ProgramRunner::make_prepared_linears(size_t k, std::optional<LinearGemmMethod> method) const {
@@ -262,13 +265,9 @@ ProgramRunner::PreparedLinears ProgramRunner::make_prepared_linears(size_t k, st
   for (int which = 0; which < (n.kind == WindowKernel::Kind::Attention ? 2 : 1); ++which) {
     const int weight = which == 0 ? n.weight_slot : n.attention.proj_weight;
     const int bias = which == 0 ? n.bias_slot : n.attention.proj_bias;
-    const LinearEpilogueFn epilogue = which == 0 && n.generated_epilogue() && k < window_fns_.size() ? window_fns_[k] : nullptr;
-    // An attention's output projection has no activation: its epilogue method is the plain GEMM.
-    std::optional<LinearGemmMethod> m = method;
-    if (which == 1 && m == LinearGemmMethod::OneDnnEpilogue) m = LinearGemmMethod::OneDnn;
     out[static_cast<size_t>(which)] = std::make_shared<const PreparedLinear>(
         program_.constants[static_cast<size_t>(weight)], bias >= 0 ? &program_.constants[static_cast<size_t>(bias)] : nullptr,
-        n.n, which == 0 ? n.activation : WindowKernel::Activation::None, epilogue, m);
+        n.n, which == 0 ? n.activation : WindowKernel::Activation::None, which == 0 ? linear_epilogue(k) : nullptr, method);
   }
   return out;
 }
@@ -585,12 +584,15 @@ std::vector<AutotuneChoice> ProgramRunner::measure_autotune(const std::vector<c1
     // Where several GEMM methods can run its linears, each is a kernel candidate (the planned
     // method first), and the fastest that beats the planned candidate by the margin runs.
     const bool copy = n.kind == WindowKernel::Kind::LinearGemm;
-    std::vector<std::function<bool()>> kernels;
-    for (size_t m = 0; m < std::max<size_t>(1, prepared.size()); ++m) {
-      kernels.push_back(prepared.size() < 2 ? kernel : std::function<bool()>([&, m] {
-        prepared_linears_[k] = prepared[m];
-        return kernel();
-      }));
+    std::vector<std::function<bool()>> kernels = {kernel};
+    if (prepared.size() > 1) {
+      kernels.clear();
+      for (size_t m = 0; m < prepared.size(); ++m) {
+        kernels.push_back([&, m] {
+          prepared_linears_[k] = prepared[m];
+          return kernel();
+        });
+      }
     }
     std::vector<std::function<bool()>> candidates;
     if (copy) candidates.push_back(libtorch);

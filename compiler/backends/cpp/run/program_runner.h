@@ -98,6 +98,8 @@ class ProgramRunner {
   const PreparedLinear& prepared_linear(size_t k, int which);
   bool has_prepared_linears(size_t k) const;
   void prepare_linears(size_t k);  // every weight kernel k runs a GEMM against
+  // Kernel k's generated bias + activation pass after its GEMM, or null.
+  LinearEpilogueFn linear_epilogue(size_t k) const;
   // The GEMM methods kernel k's linears may take (linear_gemm_methods), the planned one first.
   std::vector<LinearGemmMethod> gemm_methods(size_t k) const;
   // Kernel k's linears prepared for `method` (std::runtime_error where it cannot run them).
