@@ -3,6 +3,7 @@
 // and input gradient compared), the rule table covered by those modules, and the sample models
 // trained a few steps compiled and eagerly with equal losses and gradients.
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <set>
@@ -14,6 +15,7 @@
 #include <torch/csrc/autograd/variable.h>
 
 #include "compiler/autodiff/derivative_rules.h"
+#include "compiler/backends/cpp/run/onednn_gemm.h"
 #include "compiler/torch_compat_autograd.h"
 #include "tests/compiler/compiler_test_support.h"
 #include "tests/test_support.h"
@@ -275,7 +277,9 @@ TEST(DerivativeRuleEdges, ZerosBoundsAndNaNsGetLibTorchsGradients) {
 // last dimension): losses equal, and every parameter gradient within the tolerance of compiled code
 // relative to the gradient's scale, step after step (the parameters move between them, the same on
 // both sides). An f64 input spec converts the module to f64 and tightens the tolerances.
-void expect_training_matches(const std::string& model, const std::string& input, int64_t classes, int64_t steps) {
+// `report`: where to copy the compile's report.
+void expect_training_matches(const std::string& model, const std::string& input, int64_t classes, int64_t steps,
+                             CompileReport* report = nullptr) {
   at::AutoGradMode grad(true);
   const bool f64 = input.rfind("f64", 0) == 0;
   TrainedPair pair(model, f64 ? at::kDouble : at::kFloat);
@@ -313,9 +317,30 @@ void expect_training_matches(const std::string& model, const std::string& input,
   bool backward_codegen = false;
   for (const auto& p : r.phases) backward_codegen = backward_codegen || p.name == "backward_codegen";
   EXPECT_TRUE(backward_codegen);
+  if (report != nullptr) *report = r;
 }
 
 TEST(CompiledTraining, GptSampleMatchesEagerOverSteps) { expect_training_matches("gpt_tiny", "i64[2,16](0,512)", 512, 3); }
+// In a training graph the weights are inputs: its linears, attention products and gradient GEMMs
+// are products of two graph values, each raced between oneDNN's matmul on the operands' own strides
+// and LibTorch's op (schedule/plan_gemm.h). With every one kept on oneDNN (untimed) the GPT still
+// trains as eager does, and the report names them.
+TEST(CompiledTraining, GptSampleMatchesEagerWithItsGemmsThroughOnednn) {
+  if (!onednn_gemm_available()) GTEST_SKIP() << "built without oneDNN, or TCPROF_ONEDNN=0";
+  ::setenv("TCPROF_AUTOTUNE", "kernels", 1);
+  CompileReport r;
+  expect_training_matches("gpt_tiny", "i64[2,16](0,512)", 512, 3, &r);
+  ::unsetenv("TCPROF_AUTOTUNE");
+  int linear = 0, mm = 0, matmul = 0;
+  for (const AutotuneDecision& d : r.autotune) {
+    linear += d.text.find("_linear_onednn") != std::string::npos;
+    mm += d.text.find("_mm_onednn") != std::string::npos;
+    matmul += d.text.find("_matmul_onednn") != std::string::npos;
+  }
+  EXPECT_GE(linear, 5) << r.ir;  // per block qkv, out, fc and proj, then the head
+  EXPECT_GE(matmul, 2) << r.ir;  // attention's q @ kT and p @ v, and the input gradients
+  EXPECT_GE(mm, 5) << r.ir;      // the weight gradients
+}
 TEST(CompiledTraining, CnnSampleMatchesEagerOverSteps) { expect_training_matches("cnn", "f32[4,3,32,32]", 10, 3); }
 // The torchvision models train in f64. In f32 their gradients at batch 1 are ill-conditioned: where
 // rounding moves a value across a kink of ReLU, ReLU6 or max pooling, a whole gradient element

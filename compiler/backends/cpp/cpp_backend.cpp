@@ -263,7 +263,8 @@ class CppBackend : public Backend {
   }
 
   // Changed whenever measure_autotune measures differently: decisions taken the old way are stale.
-  static constexpr const char* kAutotuneMethod = "direct kernels: race of 5 rounds in turns after 1, outputs released, GEMM methods in the race";
+  static constexpr const char* kAutotuneMethod =
+      "direct kernels: race of 5 rounds in turns after 1, outputs released, GEMM methods in the race, GEMMs of graph values";
 
   // The IR record's autotune section; the decisions go to `decisions` too (CompileReport::autotune).
   std::string autotune(ProgramRunner& runner, const std::string& source, const std::vector<c10::IValue>& examples,

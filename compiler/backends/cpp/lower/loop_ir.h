@@ -106,7 +106,12 @@ struct WindowKernel {
   // ScaledDotProductAttention: the same chain as Attention (the cuda backend's plan), run as one
   // at::scaled_dot_product_attention call (flash or memory-efficient kernels on a GPU), the mask
   // as is_causal or as a constant boolean mask.
-  enum class Kind : uint8_t { DepthwiseConv2d, MaxPool2d, Conv1x1Gemm, MkldnnConv, LinearGemv, LinearGemm, Attention, ScaledDotProductAttention } kind = Kind::DepthwiseConv2d;
+  // Gemm: a matrix product of two values of the graph (a training graph's linear, whose weight is
+  // an input, and the mm and matmul of its gradients) through oneDNN's matmul on the operands'
+  // own strides (schedule/plan_gemm.h, run/onednn_gemm.h).
+  enum class Kind : uint8_t {
+    DepthwiseConv2d, MaxPool2d, Conv1x1Gemm, MkldnnConv, LinearGemv, LinearGemm, Attention, ScaledDotProductAttention, Gemm
+  } kind = Kind::DepthwiseConv2d;
   bool generated() const { return kind == Kind::DepthwiseConv2d || kind == Kind::MaxPool2d || kind == Kind::Attention; }
   // A GEMM with an activation has a generated epilogue too where its library cannot apply the
   // activation in its own output pass (MKL, BLAS; `epilogue_kernel`, set by the schedule): bias +
@@ -147,6 +152,17 @@ struct WindowKernel {
     bool causal = false;
     int keep_mask = -1;
   } attention;
+  // Gemm: input_slot is a ([.., K] rows for linear and matmul, [M, K] for mm, [.., M, K] for a
+  // batched matmul), `b_slot` b ([K, N], [.., K, N] batched; linear's weight [N, K], read
+  // transposed), `bias_slot` linear's bias (-1: none); n rows (all batches'), c K, out_features N
+  // and `batch` (1: not batched) as compiled. Whether each operand was compiled transposed
+  // (column-major), for the autotune key: oneDNN's speed differs between the two.
+  struct GemmOperands {
+    int b_slot = -1, bias_slot = -1;
+    int64_t batch = 1;
+    bool b_is_weight = false;
+    bool a_transposed = false, b_transposed = false;
+  } gemm;
   std::vector<int> fused_ops;
 };
 

@@ -18,6 +18,7 @@
 #include "compiler/backends/cpp/run/onednn_channel_ops.h"
 #include "compiler/backends/cpp/run/linear_gemm.h"
 #include "compiler/backends/cpp/run/mkl_packed_linear.h"
+#include "compiler/backends/cpp/run/onednn_gemm.h"
 #include "compiler/frontend/guards.h"
 #include "compiler/backends/cpp/lower/index_space.h"
 #include "compiler/torch_compat.h"
@@ -241,6 +242,13 @@ bool ProgramRunner::run_kernel(size_t index, std::vector<c10::IValue>& slots) {
   return true;
 }
 
+// The GEMMs LibTorch's op stays planned for, the kernel having to beat it by the margin: one
+// against a prepared weight (to be worth the copy) and one on values of the graph (an unknown
+// library against the one eager uses).
+static bool libtorch_planned(const WindowKernel& n) {
+  return n.kind == WindowKernel::Kind::LinearGemm || n.kind == WindowKernel::Kind::Gemm;
+}
+
 bool ProgramRunner::has_prepared_linears(size_t k) const {
   const WindowKernel& n = program_.program.window_kernels[k];
   return n.kind == WindowKernel::Kind::LinearGemm || (n.kind == WindowKernel::Kind::Attention && n.attention.heads > 0);
@@ -292,6 +300,7 @@ bool ProgramRunner::run_window_kernel(size_t index, std::vector<c10::IValue>& sl
   if (!v.isTensor()) return false;
   const at::Tensor& x = v.toTensor();
   if (k.kind == WindowKernel::Kind::Attention) return run_attention(index, slots);
+  if (k.kind == WindowKernel::Kind::Gemm) return run_gemm(index, slots);
   if (k.kind == WindowKernel::Kind::ScaledDotProductAttention) return run_scaled_dot_product_attention(index, slots);
   if (k.kind == WindowKernel::Kind::LinearGemv || k.kind == WindowKernel::Kind::LinearGemm) {
     if (x.scalar_type() != at::kFloat || x.dim() < 2 || x.size(-1) != k.c || !x.device().is_cpu() ||
@@ -347,6 +356,47 @@ bool ProgramRunner::run_window_kernel(size_t index, std::vector<c10::IValue>& sl
   int64_t sizes[1] = {x.size(0)};
   if (x.numel() > 0) window_fns_[index](in, out, sizes, nullptr);
   slots[static_cast<size_t>(k.output_slot)] = std::move(y);
+  return true;
+}
+
+// a [.., K] (mm: [M, K]) @ b [K, N] (linear: its weight [N, K], transposed) (+ linear's bias) as
+// one oneDNN matmul over a's rows, or a batched a [.., M, K] @ b [.., K, N], on the operands' own
+// strides. False (LibTorch's op runs) where the leading dimensions of an unbatched a do not fold
+// into uniformly spaced rows, oneDNN refuses them, or autograd would have to record the product.
+bool ProgramRunner::run_gemm(size_t index, std::vector<c10::IValue>& slots) {
+  const WindowKernel& k = program_.program.window_kernels[index];
+  const c10::IValue &av = slots[static_cast<size_t>(k.input_slot)], &bv = slots[static_cast<size_t>(k.gemm.b_slot)];
+  if (!av.isTensor() || !bv.isTensor()) return false;
+  const at::Tensor &a = av.toTensor(), &w = bv.toTensor();
+  const at::Tensor* bias = nullptr;
+  if (k.gemm.bias_slot >= 0) {
+    const c10::IValue& biasv = slots[static_cast<size_t>(k.gemm.bias_slot)];
+    if (!biasv.isTensor()) return false;
+    bias = &biasv.toTensor();
+  }
+  if (at::GradMode::is_enabled() && (a.requires_grad() || w.requires_grad() || (bias != nullptr && bias->requires_grad()))) {
+    return false;
+  }
+  if (a.dim() < 2 || w.dim() < 2 || a.numel() == 0 || w.numel() == 0) return false;
+  const bool batched = k.gemm.batch > 1 || w.dim() > 2;
+  if (batched ? (a.dim() != w.dim() || a.sizes().slice(0, a.dim() - 2) != w.sizes().slice(0, w.dim() - 2)) : w.dim() != 2) {
+    return false;
+  }
+  const at::Tensor b = k.gemm.b_is_weight ? w.t() : w;
+  // Unbatched, a's leading dimensions fold into its rows when each is laid out right after the next.
+  at::Tensor a2 = a, b2 = b;
+  if (!batched && a.dim() > 2) {
+    const int64_t last = a.dim() - 1;
+    for (int64_t d = 0; d + 1 < last; ++d) {
+      if (a.size(d) != 1 && a.stride(d) != a.stride(d + 1) * a.size(d + 1)) return false;
+    }
+    a2 = a.as_strided({a.numel() / a.size(-1), a.size(-1)}, {a.stride(last - 1), a.stride(-1)});
+  }
+  std::optional<at::Tensor> y = onednn_gemm(a2, b2, bias);
+  if (!y) return false;
+  std::vector<int64_t> out_sizes = a.sizes().vec();
+  out_sizes.back() = b.size(-1);
+  slots[static_cast<size_t>(k.output_slot)] = y->dim() == a.dim() ? *y : y->view(out_sizes);
   return true;
 }
 
@@ -583,7 +633,7 @@ std::vector<AutotuneChoice> ProgramRunner::measure_autotune(const std::vector<c1
     // time at every start): several of ConvNeXt's tied within 1% against a transposed one.
     // Where several GEMM methods can run its linears, each is a kernel candidate (the planned
     // method first), and the fastest that beats the planned candidate by the margin runs.
-    const bool copy = n.kind == WindowKernel::Kind::LinearGemm;
+    const bool copy = libtorch_planned(n);
     std::vector<std::function<bool()>> kernels = {kernel};
     if (prepared.size() > 1) {
       kernels.clear();
@@ -649,7 +699,7 @@ std::vector<AutotuneDecision> ProgramRunner::use_autotune(const std::vector<Auto
     }
     // The planned side (the kernel; LibTorch for a GEMM that copies its weight) and how much faster
     // than it the other side was, against the margin it had to beat.
-    const bool copy = n.kind == WindowKernel::Kind::LinearGemm;
+    const bool copy = libtorch_planned(n);
     const double planned_ns = static_cast<double>(copy ? c.libtorch_ns : c.kernel_ns);
     const double other_ns = static_cast<double>(copy ? c.kernel_ns : c.libtorch_ns);
     const double gain = planned_ns > 0 ? 1.0 - other_ns / planned_ns : 0.0;
@@ -689,6 +739,11 @@ std::string ProgramRunner::window_signature(const WindowKernel& k) const {
     if (MklPackedLinear::available()) out += " mkl";
     if (const std::string forced = forced_linear_gemm(); !forced.empty()) out += " forced " + forced;
     out += fmt::format(" {}", static_cast<int>(k.activation));
+  }
+  if (k.kind == WindowKernel::Kind::Gemm) {
+    const WindowKernel::GemmOperands& g = k.gemm;
+    out += fmt::format(" | gemm {} {} {} {} {} {} {} onednn {}", k.out_features, g.batch, g.b_is_weight, g.bias_slot >= 0, g.a_transposed,
+                       g.b_transposed, onednn_gemm_available(), onednn_version());
   }
   if (k.kind == WindowKernel::Kind::Attention) {
     const WindowKernel::AttentionShape& a = k.attention;

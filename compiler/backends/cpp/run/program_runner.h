@@ -67,6 +67,7 @@ class ProgramRunner {
   bool run_kernel(size_t k, std::vector<c10::IValue>& slots);
   bool run_window_kernel(size_t k, std::vector<c10::IValue>& slots);
   bool run_attention(size_t k, std::vector<c10::IValue>& slots);
+  bool run_gemm(size_t k, std::vector<c10::IValue>& slots);
   bool run_multi_head_attention(size_t k, std::vector<c10::IValue>& slots);
   bool run_scaled_dot_product_attention(size_t k, std::vector<c10::IValue>& slots);
   at::Tensor launch_attention(size_t k, const at::Tensor& q, const at::Tensor& kt, const at::Tensor& v);

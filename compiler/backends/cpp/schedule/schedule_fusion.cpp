@@ -16,6 +16,7 @@
 #include "compiler/backends/cpp/passes/graph_passes.h"
 #include "compiler/backends/cpp/lower/index_space.h"
 #include "compiler/backends/cpp/schedule/plan_attention.h"
+#include "compiler/backends/cpp/schedule/plan_gemm.h"
 #include "compiler/backends/cpp/schedule/plan_linear.h"
 #include "compiler/backends/cpp/schedule/plan_onednn_layout.h"
 
@@ -452,8 +453,28 @@ class Scheduler {
     return true;
   }
 
+  // A product of two values of the graph as a oneDNN matmul call (schedule/plan_gemm.h).
+  bool try_gemm(int i) {
+    std::optional<WindowKernel> k = plan_gemm(g_, i, ctx_);
+    if (!k) return false;
+    const GraphOp& op = g_.ops[static_cast<size_t>(i)];
+    for (int s : {k->input_slot, k->gemm.b_slot, k->gemm.bias_slot}) {
+      const int open = s >= 0 ? slot_kernel_[static_cast<size_t>(s)] : -1;
+      if (open < 0) continue;
+      if (log_enabled(LogChannel::Fusion)) {
+        log(LogChannel::Fusion, "op {} ({}) does not join the kernel of {}: it runs outside generated code (a GEMM: oneDNN's "
+            "matmul or LibTorch's, raced)", i, op.name, describe_open(open));
+      }
+      close(open);
+    }
+    k->name = fmt::format("n{}_{}_onednn", out_.program.window_kernels.size(), short_name(g_.ops[static_cast<size_t>(i)].name));
+    out_.program.window_kernels.push_back(std::move(*k));
+    out_.program.steps.push_back({Step::Kind::Window, static_cast<int>(out_.program.window_kernels.size()) - 1});
+    return true;
+  }
+
   bool try_window_kernel(int i) {
-    if (try_linear(i)) return true;
+    if (try_linear(i) || try_gemm(i)) return true;
     const GraphOp& op = g_.ops[static_cast<size_t>(i)];
     bool conv = op.name == "aten::conv2d", pool = op.name == "aten::max_pool2d";
     if (!conv && !pool) return false;
