@@ -99,7 +99,7 @@ std::string describe_program(const CompiledModule& m) {
 }
 
 void count_program(const CompiledModule& m, CaseOutcome& out) {
-  out.kernels = out.window_kernels = out.fused_ops = out.extern_calls = out.fallback_calls = out.attention_kernels = out.linear_gemms = 0;
+  out.kernels = out.window_kernels = out.fused_ops = out.extern_calls = out.fallback_calls = out.attention_kernels = out.linear_gemms = out.onednn_gemms = 0;
   for (const auto& frame : m.frames()) {
     for (const auto& entry : frame->entries) {
       const CompileReport& r = entry->compiled->report();
@@ -116,6 +116,7 @@ void count_program(const CompiledModule& m, CaseOutcome& out) {
       // op): only those run the prepared weight in the compared calls.
       for (const AutotuneDecision& d : r.autotune) {
         out.linear_gemms += d.against_plan && d.text.find("_linear_gemm") != std::string::npos;
+        out.onednn_gemms += d.against_plan && d.text.find("_onednn") != std::string::npos;
       }
     }
   }

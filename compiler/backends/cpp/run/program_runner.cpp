@@ -88,12 +88,7 @@ ProgramRunner::ProgramRunner(CapturedGraph graph, ScheduledProgram program, std:
           step_keys_.push_back(profiler_->key(graph_.step_prefix + program_.program.kernels[static_cast<size_t>(step.index)].name,
                                              "generated"));
           break;
-        case Step::Kind::Window:
-        {
-          const WindowKernel& k = program_.program.window_kernels[static_cast<size_t>(step.index)];
-          step_keys_.push_back(profiler_->key(graph_.step_prefix + k.name, k.generated() ? "generated" : "extern"));
-        }
-          break;
+        case Step::Kind::Window: step_keys_.push_back(window_step_key(static_cast<size_t>(step.index))); break;
         case Step::Kind::Onednn:
           step_keys_.push_back(profiler_->key(graph_.step_prefix + program_.program.onednn_convs[static_cast<size_t>(step.index)].name,
                                              "extern"));
@@ -630,7 +625,8 @@ std::vector<AutotuneChoice> ProgramRunner::measure_autotune(const std::vector<c1
     // The planned kernel stays unless LibTorch's op is faster by more than the noise
     // (autotune_race.h). A GEMM against a prepared weight is the other way round: LibTorch's linear
     // stays unless the GEMM beats it by the margin, to be worth the weight's copy (memory, and its
-    // time at every start): several of ConvNeXt's tied within 1% against a transposed one.
+    // time at every start): several of ConvNeXt's tied within 1% against a transposed one. So is
+    // a GEMM of two graph values (libtorch_planned).
     // Where several GEMM methods can run its linears, each is a kernel candidate (the planned
     // method first), and the fastest that beats the planned candidate by the margin runs.
     const bool copy = libtorch_planned(n);
@@ -682,12 +678,28 @@ std::vector<AutotuneChoice> ProgramRunner::measure_autotune(const std::vector<c1
   return choices;
 }
 
+// A kernel's profile entry; one whose single op the autotune phase left to LibTorch is recorded
+// under that op's name (what ran: `bwd aten::mm`, not `bwd n7_mm_onednn`).
+KernelKey ProgramRunner::window_step_key(size_t k) const {
+  const WindowKernel& n = program_.program.window_kernels[k];
+  if (window_uses_extern_[k] && covered_ops(n).size() == 1) {
+    return profiler_->key(graph_.step_prefix + graph_.ops[static_cast<size_t>(n.op)].name, "extern");
+  }
+  return profiler_->key(graph_.step_prefix + n.name, n.generated() ? "generated" : "extern");
+}
+
 std::vector<AutotuneDecision> ProgramRunner::use_autotune(const std::vector<AutotuneChoice>& choices) {
   std::vector<AutotuneDecision> lines;
   for (size_t k = 0; k < choices.size() && k < window_uses_extern_.size(); ++k) {
     const AutotuneChoice& c = choices[k];
     if (!c.measured) continue;
     window_uses_extern_[k] = c.use_libtorch;
+    if (profiler_ != nullptr) {
+      for (size_t s = 0; s < program_.program.steps.size() && s < step_keys_.size(); ++s) {
+        const Step& step = program_.program.steps[s];
+        if (step.kind == Step::Kind::Window && static_cast<size_t>(step.index) == k) step_keys_[s] = window_step_key(k);
+      }
+    }
     const WindowKernel& n = program_.program.window_kernels[k];
     // A GEMM's prepared weight exists only where the GEMM is kept, for the method that won.
     if (has_prepared_linears(k)) {
@@ -697,7 +709,7 @@ std::vector<AutotuneDecision> ProgramRunner::use_autotune(const std::vector<Auto
       gemm_method_[k] = method;
       if (!c.use_libtorch) prepare_linears(k);
     }
-    // The planned side (the kernel; LibTorch for a GEMM that copies its weight) and how much faster
+    // The planned side (the kernel; LibTorch for a GEMM, libtorch_planned) and how much faster
     // than it the other side was, against the margin it had to beat.
     const bool copy = libtorch_planned(n);
     const double planned_ns = static_cast<double>(copy ? c.libtorch_ns : c.kernel_ns);

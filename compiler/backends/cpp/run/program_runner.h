@@ -86,6 +86,7 @@ class ProgramRunner {
   std::vector<std::vector<std::vector<int>>> output_inputs_;  // per kernel, per output: inputs it reads
   CpuProfiler* profiler_;
   std::vector<KernelKey> step_keys_;
+  KernelKey window_step_key(size_t k) const;  // window kernel k's step in the profile
   int64_t layout_fallbacks_ = 0;
   bool measuring_ = false;  // autotune runs: not recorded by the profiler
   std::vector<bool> window_uses_extern_;  // per native kernel: autotune chose the LibTorch op
