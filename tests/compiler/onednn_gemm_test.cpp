@@ -69,6 +69,7 @@ TEST(OnednnGemm, RefusesWhatItCannotComputeSoLibTorchRunsIt) {
   EXPECT_FALSE(onednn_gemm(at::randn({2, 4, 3}), at::randn({1, 3, 5}), nullptr)) << "a broadcast batch";
   EXPECT_FALSE(onednn_gemm(at::randn({2, 4, 3}), at::randn({2, 3, 5}), &bias)) << "a batched bias";
   EXPECT_FALSE(onednn_gemm(at::randn({0, 3}), b, nullptr)) << "no rows";
+  EXPECT_FALSE(onednn_gemm(at::randn({1, 3}).expand({4, 3}), b, nullptr)) << "an expanded operand";
   const at::Tensor wrong_bias = at::randn({4});
   EXPECT_FALSE(onednn_gemm(a, b, &wrong_bias)) << "bias of another size";
 }

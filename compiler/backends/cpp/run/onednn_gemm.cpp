@@ -1,9 +1,9 @@
 #include "compiler/backends/cpp/run/onednn_gemm.h"
 
-#include <vector>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include <ATen/ATen.h>
 
@@ -100,7 +100,7 @@ std::optional<at::Tensor> onednn_gemm(const at::Tensor& a, const at::Tensor& b, 
   }
   for (const at::Tensor* t : {&a, &b}) {
     for (int64_t d = 0; d < dim; ++d) {
-      if (t->stride(d) < 0) return std::nullopt;
+      if (t->stride(d) < 0 || (t->stride(d) == 0 && t->size(d) > 1)) return std::nullopt;
     }
   }
   at::Tensor bias_c;

@@ -1,5 +1,5 @@
 // What the files that use oneDNN share (onednn_convolution.cpp, onednn_channel_ops.cpp,
-// onednn_linear.cpp; only they include this header, and only when tcprof is built with oneDNN's):
+// onednn_linear.cpp, onednn_gemm.cpp; only they include this header, and only when tcprof is built with oneDNN's):
 // one CPU engine, the post-op call whose signature oneDNN 3 changed, and the layouts of chain values.
 #pragma once
 #include <algorithm>
