@@ -27,10 +27,11 @@ using dt = memory::data_type;
 // Everything a primitive is made for: the operands' sizes and strides, and whether a bias is added.
 using GemmKey = std::vector<int64_t>;
 
-// A primitive and the memory descriptors it was made for.
+// A primitive, the memory descriptors it was made for, and its key.
 struct GemmPrimitive {
   dnnl::matmul matmul;
   memory::desc src, weights, dst, bias;
+  GemmKey key;
 };
 
 struct GemmPrimitives {
@@ -79,10 +80,17 @@ std::shared_ptr<const GemmPrimitive> primitive_for(const at::Tensor& a, const at
 #else
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, weights, bias_md, dst), onednn_cpu_engine());
 #endif
-    made = std::make_shared<const GemmPrimitive>(GemmPrimitive{dnnl::matmul(pd), src, weights, dst, bias_md});
+    made = std::make_shared<const GemmPrimitive>(GemmPrimitive{dnnl::matmul(pd), src, weights, dst, bias_md, key});
   } catch (const dnnl::error&) {
   }
   return p.by_key.emplace(std::move(key), made).first->second;
+}
+
+// A primitive that failed to execute is not tried again: its operands go to LibTorch from then on.
+void refuse(const GemmKey& key) {
+  GemmPrimitives& p = primitives();
+  std::lock_guard<std::mutex> lock(p.mu);
+  p.by_key[key] = nullptr;
 }
 
 bool usable(const at::Tensor& t, int64_t dim) {
@@ -122,7 +130,8 @@ std::optional<at::Tensor> onednn_gemm(const at::Tensor& a, const at::Tensor& b, 
     mm->matmul.execute(stream, args);
     stream.wait();
   } catch (const dnnl::error&) {
-    return std::nullopt;  // as OnednnLinear: LibTorch's op computes it
+    refuse(mm->key);  // as OnednnLinear: LibTorch's op computes it, now and from then on
+    return std::nullopt;
   }
   return y;
 }

@@ -372,22 +372,19 @@ bool ProgramRunner::run_gemm(size_t index, std::vector<c10::IValue>& slots) {
   if (at::GradMode::is_enabled() && (a.requires_grad() || w.requires_grad() || (bias != nullptr && bias->requires_grad()))) {
     return false;
   }
-  if (a.dim() < 2 || w.dim() < 2 || a.numel() == 0 || w.numel() == 0) return false;
-  const bool batched = k.gemm.batch > 1 || w.dim() > 2;
-  if (batched ? (a.dim() != w.dim() || a.sizes().slice(0, a.dim() - 2) != w.sizes().slice(0, w.dim() - 2)) : w.dim() != 2) {
-    return false;
-  }
+  if (a.dim() < 2 || w.dim() < 2 || a.numel() == 0) return false;
   const at::Tensor b = k.gemm.b_is_weight ? w.t() : w;
-  // Unbatched, a's leading dimensions fold into its rows when each is laid out right after the next.
-  at::Tensor a2 = a, b2 = b;
-  if (!batched && a.dim() > 2) {
+  // Unbatched, a's leading dimensions fold into its rows when each is laid out right after the next
+  // (onednn_gemm checks the rest: ranks, batch and inner sizes).
+  at::Tensor a2 = a;
+  if (b.dim() == 2 && a.dim() > 2) {
     const int64_t last = a.dim() - 1;
     for (int64_t d = 0; d + 1 < last; ++d) {
       if (a.size(d) != 1 && a.stride(d) != a.stride(d + 1) * a.size(d + 1)) return false;
     }
     a2 = a.as_strided({a.numel() / a.size(-1), a.size(-1)}, {a.stride(last - 1), a.stride(-1)});
   }
-  std::optional<at::Tensor> y = onednn_gemm(a2, b2, bias);
+  std::optional<at::Tensor> y = onednn_gemm(a2, b, bias);
   if (!y) return false;
   std::vector<int64_t> out_sizes = a.sizes().vec();
   out_sizes.back() = b.size(-1);
@@ -694,12 +691,6 @@ std::vector<AutotuneDecision> ProgramRunner::use_autotune(const std::vector<Auto
     const AutotuneChoice& c = choices[k];
     if (!c.measured) continue;
     window_uses_extern_[k] = c.use_libtorch;
-    if (profiler_ != nullptr) {
-      for (size_t s = 0; s < program_.program.steps.size() && s < step_keys_.size(); ++s) {
-        const Step& step = program_.program.steps[s];
-        if (step.kind == Step::Kind::Window && static_cast<size_t>(step.index) == k) step_keys_[s] = window_step_key(k);
-      }
-    }
     const WindowKernel& n = program_.program.window_kernels[k];
     // A GEMM's prepared weight exists only where the GEMM is kept, for the method that won.
     if (has_prepared_linears(k)) {
@@ -731,6 +722,11 @@ std::vector<AutotuneDecision> ProgramRunner::use_autotune(const std::vector<Auto
                                  c.use_libtorch ? "LibTorch" : "kernel", copy ? "kernel" : "LibTorch", std::abs(gain) * 100,
                                  gain >= 0 ? "faster" : "slower", copy ? "LibTorch" : "kernel", c.margin * 100, methods),
                      c.use_libtorch != copy});
+  }
+  // The steps of kernels left to LibTorch are profiled under their op's name from now on.
+  for (size_t s = 0; profiler_ != nullptr && s < program_.program.steps.size() && s < step_keys_.size(); ++s) {
+    const Step& step = program_.program.steps[s];
+    if (step.kind == Step::Kind::Window) step_keys_[s] = window_step_key(static_cast<size_t>(step.index));
   }
   return lines;
 }

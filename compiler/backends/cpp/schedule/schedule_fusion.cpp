@@ -298,17 +298,23 @@ class Scheduler {
     return static_cast<int>(K.kernel.inputs.size()) - 1;
   }
 
-  void extern_step(int i, const std::string& reason) {
-    const GraphOp& op = g_.ops[static_cast<size_t>(i)];
-    for (int s : slots_read(op)) {
-      int k = slot_kernel_[static_cast<size_t>(s)];
+  // Closes the open kernels that compute `slots` (op i's inputs): op i runs outside generated code,
+  // for `why` (the fusion log's words).
+  void close_producers(int i, const std::vector<int>& slots, const std::string& why) {
+    for (int s : slots) {
+      const int k = s >= 0 ? slot_kernel_[static_cast<size_t>(s)] : -1;
       if (k < 0) continue;
       if (log_enabled(LogChannel::Fusion)) {
         log(LogChannel::Fusion, "op {} ({}) does not join the kernel of {}: it runs outside generated code ({})", i,
-            op.name, describe_open(k), reason.empty() ? "extern by design" : reason);
+            g_.ops[static_cast<size_t>(i)].name, describe_open(k), why);
       }
       close(k);
     }
+  }
+
+  void extern_step(int i, const std::string& reason) {
+    const GraphOp& op = g_.ops[static_cast<size_t>(i)];
+    close_producers(i, slots_read(op), reason.empty() ? "extern by design" : reason);
     // An op that mutates something may write what an open kernel will read later.
     if (!is_pure_op(op.name)) {
       for (size_t k = 0; k < open_.size(); ++k) {
@@ -457,16 +463,7 @@ class Scheduler {
   bool try_gemm(int i) {
     std::optional<WindowKernel> k = plan_gemm(g_, i, ctx_);
     if (!k) return false;
-    const GraphOp& op = g_.ops[static_cast<size_t>(i)];
-    for (int s : {k->input_slot, k->gemm.b_slot, k->gemm.bias_slot}) {
-      const int open = s >= 0 ? slot_kernel_[static_cast<size_t>(s)] : -1;
-      if (open < 0) continue;
-      if (log_enabled(LogChannel::Fusion)) {
-        log(LogChannel::Fusion, "op {} ({}) does not join the kernel of {}: it runs outside generated code (a GEMM: oneDNN's "
-            "matmul or LibTorch's, raced)", i, op.name, describe_open(open));
-      }
-      close(open);
-    }
+    close_producers(i, {k->input_slot, k->gemm.b_slot, k->gemm.bias_slot}, "a GEMM: oneDNN's matmul or LibTorch's, raced");
     k->name = fmt::format("n{}_{}_onednn", out_.program.window_kernels.size(), short_name(g_.ops[static_cast<size_t>(i)].name));
     out_.program.window_kernels.push_back(std::move(*k));
     out_.program.steps.push_back({Step::Kind::Window, static_cast<int>(out_.program.window_kernels.size()) - 1});
