@@ -26,6 +26,7 @@
 #include "compiler/toolchain/kernel_library.h"
 #include "compiler/backends/cpp/run/program_runner.h"
 #include "compiler/backends/cpp/run/onednn_convolution.h"
+#include "compiler/backends/cpp/run/onednn_gemm.h"
 #include "compiler/backends/cpp/schedule/plan_onednn_layout.h"
 #include "compiler/backends/cpp/schedule/schedule_fusion.h"
 #include "core/clock.h"
@@ -34,6 +35,15 @@
 
 namespace tcprof {
 namespace {
+
+// Whether a program runs GEMMs that oneDNN may take: linears against prepared weights (attention's
+// projections among them) and products of graph values.
+bool uses_onednn_gemm(const LoopProgram& program) {
+  return std::any_of(program.window_kernels.begin(), program.window_kernels.end(), [](const WindowKernel& k) {
+    return k.kind == WindowKernel::Kind::LinearGemm || k.kind == WindowKernel::Kind::Attention ||
+           k.kind == WindowKernel::Kind::Gemm;
+  });
+}
 
 // One report for a training graph: the joint and partition phases, then the forward's phases and
 // the backward's (named backward_codegen, backward_cc, ...), kernels and hints of both.
@@ -179,6 +189,7 @@ class CppBackend : public Backend {
                                                   std::move(kernel_calls), std::move(window_fns), profiler);
     // 6. Autotune: a replaced op keeps its LibTorch kernel where that is faster on this machine.
     phase.begin("autotune");
+    if (uses_onednn_gemm(runner->program().program)) warm_onednn_gemm();
     std::string tuned = autotune(*runner, unit.source, examples, bindings, &report.autotune);
     std::string chain = autotune_chain(*runner, examples, &report.autotune);
     phase.end();

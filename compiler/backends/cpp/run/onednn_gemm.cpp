@@ -142,4 +142,13 @@ std::optional<at::Tensor> onednn_gemm(const at::Tensor&, const at::Tensor&, cons
 
 #endif
 
+void warm_onednn_gemm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (!onednn_gemm_available()) return;
+    const at::Tensor a = at::ones({8, 8});
+    (void)onednn_gemm(a, a, nullptr);
+  });
+}
+
 }  // namespace tcprof

@@ -22,4 +22,11 @@ bool onednn_gemm_available();
 // and kept (thread-safe).
 std::optional<at::Tensor> onednn_gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor* bias);
 
+// Runs one small GEMM through oneDNN, once per process. oneDNN generates its GEMM kernels' code at
+// the first GEMM a process executes (25-90 ms on the 2-core EPYC), for every matmul after it: on a
+// warm start, where no autotune race ran one first, a user's first call paid it and its profile
+// blamed whichever oneDNN GEMM ran first (80% of the demo's kernel time). Compiling a graph with a
+// oneDNN GEMM calls this, so the cost is compile time, where it belongs. A no-op without oneDNN.
+void warm_onednn_gemm();
+
 }  // namespace tcprof
