@@ -14,7 +14,7 @@ MODEL is gpt (samples/models/gpt.py) or a torchvision classifier (samples/models
 modes: default, max-autotune, and either with +freezing (Inductor's freezing: weights become
 constants, prepacked for oneDNN/MKL, as tcprof does with a module's weights; what Intel's CPU
 guides tell users to turn on for inference). --train times the
-training step `tcprof bench --train` times: forward, cross-entropy, backward and Adam (lr 0.01),
+training step `tcprof bench --train` times: forward, cross-entropy, backward and Adam or SGD (lr 0.01),
 with the model compiled and the optimizer step compiled (PyTorch's compiled-optimizer recipe).
 """
 import argparse

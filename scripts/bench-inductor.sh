@@ -2,8 +2,8 @@
 # tcprof beside torch.compile (Inductor's C++/OpenMP backend) on the CPU: builds tcprof against a
 # PyPI torch wheel's LibTorch (so both sides run the same ATen) and writes docs/backend.md's
 # Inductor tables with it: inference at 1 and 2 threads (scripts/bench-table.sh) and the training
-# step (scripts/bench-train-table.sh). Run it on a quiet machine; it takes about an hour on 2 cores
-# (Inductor's max-autotune compiles are most of it).
+# step (scripts/bench-train-table.sh). Run it on a quiet machine; it takes about an hour per table
+# on 2 cores (Inductor's max-autotune compiles are most of it).
 #
 #   scripts/bench-inductor.sh [ROOT]     ROOT default build/torch-wheel; the venv and the build
 #                                        are check-torch-wheel's (ROOT/VERSION/{venv,build}, the
