@@ -86,11 +86,13 @@ TEST(OnednnGemm, RefusesWhatItCannotComputeSoLibTorchRunsIt) {
 // CPU time: the code generation is CPU work, while with two threads on a loaded machine (a parallel
 // ctest beside a build) the GEMM's wall time, and even the process's CPU time, grew past 10 ms with
 // OpenMP's threads waiting, spinning, for one another (0.4-1.6 ms when quiet).
+namespace {
 double thread_cpu_ms() {
   timespec t{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
   return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) * 1e-6;
 }
+}  // namespace
 
 TEST(OnednnGemm, WarmingGeneratesTheCodeBeforeTheFirstGemm) {
   if (!onednn_gemm_available()) GTEST_SKIP() << "built without oneDNN, or TCPROF_ONEDNN=0";
