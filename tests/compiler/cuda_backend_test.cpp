@@ -167,6 +167,30 @@ TEST(CudaBackend, ShortRowsTakeAWarpAndLongRowsTheBlock) {
   EXPECT_NE(code.find(fmt::format("tc_warp_rows = inner <= {}", kWarpRowMax)), std::string::npos) << code.substr(0, 2000);
 }
 
+// A warp's row of up to kRowCacheMax elements is read once into registers and its loops read
+// those; longer rows read memory in each loop. Rows either side of the bound, a row that does
+// not fill the lane's slots, a strided row (a transpose) and a bf16 row, against eager.
+TEST(CudaBackend, ShortRowsAreReadOnceIntoRegisters) {
+  at::NoGradGuard no_grad;
+  testing::TempDir dir;
+  const std::string path = testing::save_scripted(
+      "def forward(self, x, w, h):\n"
+      "  t = x.transpose(0, 1)\n"
+      "  return torch.layer_norm(x, [x.size(-1)], w, w), torch.log_softmax(t, -1), x.var(-1), torch.softmax(h, -1)\n",
+      dir.file("cached_rows.pt"));
+  CompiledModule m(load_model(path), strict_cuda(), nullptr);
+  for (int64_t inner : {int64_t{7}, int64_t{300}, kRowCacheMax, kRowCacheMax + 1}) {
+    SCOPED_TRACE(fmt::format("rows of {}", inner));
+    auto in = inputs_for({fmt::format("f32[5,{}]", inner), fmt::format("f32[{}]", inner), fmt::format("bf16[3,{}]", inner)}, inner);
+    expect_same_output(m.call(in), m.call_eager(in));
+  }
+  Totals r = totals(m);
+  EXPECT_GT(r.kernels, 0) << r.ir;
+  EXPECT_NE(r.code.find(fmt::format("if (tc_warp_rows && inner <= {})", kRowCacheMax)), std::string::npos) << r.code.substr(0, 3000);
+  // The transposed row is read once, strided, into the lane's registers.
+  EXPECT_NE(r.code.find("= r0[j * s0];\n        c0[tc_k] = t0;"), std::string::npos) << r.code.substr(0, 6000);
+}
+
 // GELU's gradient (what a training graph's backward runs for each GELU) is a generated kernel on
 // both backends, exact and tanh forms, into both tails and past where exp underflows, against
 // LibTorch's gelu_backward.
@@ -254,6 +278,40 @@ TEST(CudaBackend, Bf16GraphsCompileIntoKernelsAndMatchEager) {
   EXPECT_GT(r.kernels, 0) << r.ir;
   EXPECT_NE(r.code.find("tc_bf16_to_float(r"), std::string::npos);
   EXPECT_NE(r.code.find("tc_float_to_bf16(t"), std::string::npos);
+}
+
+// A pointwise kernel reads and writes 4-element vectors where every operand is laid out as the
+// index space and aligned for it, and elements one by one otherwise: both paths, and the tail of a
+// size that is not a multiple of 4, for f32, bf16 and bool operands, against eager.
+TEST(CudaBackend, PointwiseKernelsTakeVectorsWhereOperandsAreAligned) {
+  at::NoGradGuard no_grad;
+  testing::TempDir dir;
+  const std::string path = testing::save_scripted(
+      "def forward(self, x, y, m, h):\n"
+      "  return torch.where(m, x * y + 1.0, torch.sigmoid(x)), (h * 2.0 + 1.0).relu(), x.gt(y)\n",
+      dir.file("vectors.pt"));
+  CompiledModule m(load_model(path), strict_cuda(), nullptr);
+  // Offset views start 1 element into their storage: contiguous, but 4 bytes (f32) or 2 (bf16)
+  // past a vector boundary.
+  auto make = [](int64_t n, int64_t offset, int64_t seed) {
+    at::manual_seed(seed);
+    const auto narrow = [&](const at::Tensor& t) { return t.narrow(0, offset, n * 7).view({n, 7}); };
+    return std::vector<c10::IValue>{narrow(at::randn({n * 7 + 1})), narrow(at::randn({n * 7 + 1})),
+                                    narrow(at::rand({n * 7 + 1}).gt(0.5)),
+                                    narrow(at::randn({n * 7 + 1}).to(at::kBFloat16))};
+  };
+  for (int64_t n : {4, 5, 9}) {  // 28 elements (7 vectors), 35 (8 and a tail of 3), 63
+    for (int64_t offset : {0, 1}) {
+      SCOPED_TRACE(fmt::format("{} rows, offset {}", n, offset));
+      auto in = make(n, offset, n * 10 + offset);
+      expect_same_output(m.call(in), m.call_eager(in));
+    }
+  }
+  Totals r = totals(m);
+  EXPECT_GT(r.kernels, 0) << r.ir;
+  EXPECT_NE(r.code.find("tc_load4(in0, v)"), std::string::npos) << r.code.substr(0, 3000);
+  EXPECT_NE(r.code.find("tc_store4(out0, v, y0)"), std::string::npos);
+  EXPECT_NE(r.code.find("tc_vec4<uint16_t>"), std::string::npos);  // the bf16 operand's 8-byte vectors
 }
 
 // The emulation's f16 and bf16 conversions round as LibTorch's c10::Half and c10::BFloat16 do:

@@ -67,9 +67,17 @@ std::string reduction_init(ExprOp op, ElemType t) {
   return "0";
 }
 
+// The Load position of a pointwise kernel's vector path (CudaKernelWriter::load), told apart by address.
+constexpr char kVectorElement[] = "tc_k";
+// Registers a lane may give to a row's cached values (kRowCacheMax / 32 per f32 value, twice that
+// per f64): a row kernel may be launched with 1,024 threads, which leaves it 64 a thread.
+constexpr int64_t kRowCacheRegisters = 32;
+
 class CudaKernelWriter {
  public:
-  explicit CudaKernelWriter(const Kernel& k) : k_(k), levels_(kernel_levels(k)) {}
+  explicit CudaKernelWriter(const Kernel& k) : k_(k), levels_(kernel_levels(k)) {
+    if (k_.kind == KernelKind::Row) choose_cached_values();
+  }
 
   std::string write(const std::string& name) const {
     const int R = k_.rank;
@@ -111,11 +119,14 @@ class CudaKernelWriter {
     return s;
   }
 
-  // The element `j` of row-scope input pointers (row kernels) or the element at offset b (pointwise).
+  // Where a Load reads: in a pointwise kernel the element at offset b (j null) or, on the vector
+  // path, element tc_k of the input's 4-vector x (j is kVectorElement); in a row kernel element j of
+  // the row's input pointers.
   std::string load(int input, const char* j) const {
     const KernelInput& in = k_.inputs[static_cast<size_t>(input)];
     std::string e;
     if (j == nullptr) e = fmt::format("in{0}[b{0}]", input);
+    else if (j == kVectorElement) e = fmt::format("x{}.v[tc_k]", input);
     else if (in.inner == InnerStride::Broadcast) e = fmt::format("r{}[0]", input);
     else if (in.inner == InnerStride::Strided) e = fmt::format("r{0}[{1} * s{0}]", input, j);
     else e = fmt::format("r{}[{}]", input, j);
@@ -209,11 +220,12 @@ class CudaKernelWriter {
       s += fmt::format(";\n    expect *= p.sz[{}];\n", d);
     }
     s += "    (void)expect;\n  }\n  const bool tc_narrow = total <= 0x7fffffff;\n";
+    s += "  const int64_t tc_stride = static_cast<int64_t>(gridDim.x) * blockDim.x;\n";
+    s += vector_path();
     // Each thread takes kPointwiseUnroll elements a grid-stride apart, unrolled, so that their loads
     // are in flight together: one 4-byte load per thread at a time keeps about 1 MB in flight on an
     // H200, a quarter of what its memory needs to run at full speed.
-    s += "  const int64_t tc_stride = static_cast<int64_t>(gridDim.x) * blockDim.x;\n";
-    s += fmt::format("  for (int64_t tc_e0 = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; tc_e0 < total;\n"
+    s += fmt::format("  for (int64_t tc_e0 = tc_first + static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; tc_e0 < total;\n"
                      "       tc_e0 += {0} * tc_stride) {{\n"
                      "    TC_UNROLL\n"
                      "    for (int tc_u = 0; tc_u < {0}; ++tc_u) {{\n"
@@ -236,6 +248,34 @@ class CudaKernelWriter {
     return s;
   }
 
+  // Operands laid out as the index space and aligned for it are read and written as 4-element
+  // vectors (a float's 16 bytes in one instruction, not four), each thread a vector a grid-stride
+  // apart; the last total % 4 elements, and every other layout, take the element loop after it
+  // from tc_first.
+  std::string vector_path() const {
+    std::string s = "  bool tc_vec = tc_flat;\n";
+    for (size_t i = 0; i < k_.inputs.size(); ++i) s += fmt::format("  tc_vec = tc_vec && tc_aligned4(in{});\n", i);
+    for (size_t i = 0; i < k_.outputs.size(); ++i) s += fmt::format("  tc_vec = tc_vec && tc_aligned4(out{});\n", i);
+    s += "  int64_t tc_first = 0;\n  if (tc_vec) {\n    const int64_t tc_vectors = total / 4;\n"
+         "    for (int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; v < tc_vectors; v += tc_stride) {\n";
+    for (size_t i = 0; i < k_.inputs.size(); ++i) {
+      s += fmt::format("      const tc_vec4<{}> x{} = tc_load4(in{}, v);\n", storage_type(k_.inputs[i].type), i, i);
+    }
+    for (size_t i = 0; i < k_.outputs.size(); ++i) s += fmt::format("      tc_vec4<{}> y{};\n", storage_type(out_type(i)), i);
+    s += "      TC_UNROLL\n      for (int tc_k = 0; tc_k < 4; ++tc_k) {\n";
+    std::vector<bool> defined(k_.nodes.size(), false);
+    std::vector<int> roots;
+    for (const auto& o : k_.outputs) roots.push_back(o.expr);
+    emit(roots, defined, s, "        ", kVectorElement, false);
+    for (size_t i = 0; i < k_.outputs.size(); ++i) {
+      s += fmt::format("        y{}.v[tc_k] = {};\n", i, stored(out_type(i), fmt::format("t{}", k_.outputs[i].expr)));
+    }
+    s += "      }\n";
+    for (size_t i = 0; i < k_.outputs.size(); ++i) s += fmt::format("      tc_store4(out{}, v, y{});\n", i, i);
+    s += "    }\n    tc_first = tc_vectors * 4;\n  }\n";
+    return s;
+  }
+
   std::string row_body(int R) const {
     std::string s = "  __shared__ int64_t tc_partials[32];  // one slot per warp, 8 bytes: any accumulator type\n";
     s += fmt::format("  const int64_t inner = p.sz[{}];\n  int64_t outer = 1;\n", R - 1);
@@ -255,13 +295,112 @@ class CudaKernelWriter {
       s += fmt::format("    const {0}* __restrict__ r{1} = in{1} + b{1};\n", storage_type(k_.inputs[i].type), i);
       if (k_.inputs[i].inner == InnerStride::Strided) s += fmt::format("    const int64_t s{} = p.st[{}];\n", i, static_cast<int>(i) * R + R - 1);
     }
-    std::vector<bool> reuse = outputs_divided_in_place(k_, levels_);
-    // A 16-bit output would be rounded twice (e stored, then e / sum): computed at once instead.
-    for (size_t i = 0; i < reuse.size(); ++i) reuse[i] = reuse[i] && !is_16_bit_float(out_type(i));
+    const std::vector<bool> reuse = divided_in_place();
     for (size_t i = 0; i < k_.outputs.size(); ++i) {
       if (!k_.outputs[i].per_row) s += fmt::format("    {}* __restrict__ q{} = out{} + o * inner;\n", storage_type(out_type(i)), i, i);
     }
+    if (cached_.empty()) {
+      s += row_phases(reuse, false);
+    } else {
+      // A warp's row of at most kRowCacheMax elements: what several loops compute from the inputs
+      // is computed once into registers (kRowCacheMax / 32 a lane), not in each loop.
+      s += fmt::format("    if (tc_warp_rows && inner <= {}) {{\n", kRowCacheMax);
+      s += indented(row_phases(reuse, true));
+      s += "    } else {\n" + indented(row_phases(reuse, false)) + "    }\n";
+    }
+    s += "  }\n";
+    return s;
+  }
+
+  // Softmax-shaped outputs stored while summing and divided in place afterwards. A 16-bit output
+  // would be rounded twice (e stored, then e / sum): computed at once instead.
+  std::vector<bool> divided_in_place() const {
+    std::vector<bool> reuse = outputs_divided_in_place(k_, levels_);
+    for (size_t i = 0; i < reuse.size(); ++i) reuse[i] = reuse[i] && !is_16_bit_float(out_type(i));
+    return reuse;
+  }
+
+  // The values a row's element loops compute before any reduction and two or more loops use (a
+  // layer norm's x + residual in its mean, variance and output loops; not its weight, read once):
+  // the tops of those subtrees, as many as kRowCacheRegisters allows, in node order.
+  void choose_cached_values() {
+    const std::vector<bool> none(k_.nodes.size(), false);
+    std::vector<std::vector<int>> loops;
+    for (int L = 1; L <= levels_.max_level; ++L) {
+      std::vector<int> args;
+      for (int r : levels_.reductions_at(L)) args.push_back(k_.nodes[static_cast<size_t>(r)].args[0]);
+      loops.push_back(args);
+    }
+    loops.push_back(row_output_roots(k_, divided_in_place()).element);
+    std::vector<int> loops_using(k_.nodes.size(), 0);
+    std::vector<bool> root(k_.nodes.size(), false), used(k_.nodes.size(), false);
+    for (const auto& roots : loops) {
+      for (int r : roots) root[static_cast<size_t>(r)] = true;
+      for (int n : nodes_needed(k_, levels_, roots, none, true)) {
+        ++loops_using[static_cast<size_t>(n)];
+        used[static_cast<size_t>(n)] = true;
+      }
+    }
+    auto candidate = [&](size_t n) { return loops_using[n] >= 2 && !levels_.uniform[n] && levels_.level[n] == 0; };
+    // The tops: candidates a loop's roots are, or a node that is not a candidate reads (what only
+    // candidates read is inside a cached subtree and never computed in the loops).
+    std::vector<bool> top(k_.nodes.size(), false);
+    for (size_t n = 0; n < k_.nodes.size(); ++n) top[n] = candidate(n) && root[n];
+    for (size_t m = 0; m < k_.nodes.size(); ++m) {
+      if (!used[m] || candidate(m)) continue;
+      for (int a : k_.nodes[m].args) {
+        if (candidate(static_cast<size_t>(a))) top[static_cast<size_t>(a)] = true;
+      }
+    }
+    int64_t registers = 0;
+    for (size_t n = 0; n < k_.nodes.size(); ++n) {
+      if (!top[n]) continue;
+      const int64_t cost = kRowCacheMax / 32 * (k_.nodes[n].type == ElemType::F64 || k_.nodes[n].type == ElemType::I64 ? 2 : 1);
+      if (registers + cost > kRowCacheRegisters) break;
+      registers += cost;
+      cached_.push_back(static_cast<int>(n));
+    }
+  }
+
+  // A cached row's values for this lane, computed once (row_phases' prologue).
+  std::string cache_prologue(std::vector<bool>& defined) const {
+    std::string s;
+    emit(uniform_leaves(k_, levels_, cached_, defined), defined, s, "    ", "0", false);
+    for (int n : cached_) s += fmt::format("    {} c{}[{}];\n", c_type(k_.nodes[static_cast<size_t>(n)].type), n, kRowCacheMax / 32);
+    s += row_loop(true);
+    std::vector<bool> in_loop = defined;
+    emit(cached_, in_loop, s, "      ", "j", true);
+    for (int n : cached_) s += fmt::format("      c{0}[tc_k] = t{0};\n", n);
+    s += "    }\n";
+    return s;
+  }
+
+  // Inside a cached loop: the lane's cached values, defined for what the loop computes from them.
+  std::string cached_reads(std::vector<bool>& in_loop) const {
+    std::string s;
+    for (int n : cached_) {
+      s += fmt::format("      const {} t{} = c{}[tc_k];\n", c_type(k_.nodes[static_cast<size_t>(n)].type), n, n);
+      in_loop[static_cast<size_t>(n)] = true;
+    }
+    return s;
+  }
+
+  // A loop over the lane's elements of the row: its kRowCacheMax / 32 slots when cached, else
+  // strided to the row's end.
+  static std::string row_loop(bool cached) {
+    return cached ? fmt::format("    TC_UNROLL\n    for (int tc_k = 0; tc_k < {}; ++tc_k) {{\n"
+                                "      const int64_t j = tc_lane + 32 * tc_k;\n"
+                                "      if (!tc_active || j >= inner) break;\n", kRowCacheMax / 32)
+                  : "    TC_UNROLL4\n    for (int64_t j = tc_lane; tc_active && j < inner; j += tc_step) {\n";
+  }
+
+  // A row's reduction phases and its output loops. `cached`: the element loops run over the
+  // lane's kRowCacheMax / 32 register slots, reading the cached values from them.
+  std::string row_phases(const std::vector<bool>& reuse, bool cached) const {
+    const std::string loop = row_loop(cached);
+    std::string s;
     std::vector<bool> defined(k_.nodes.size(), false);
+    if (cached) s += cache_prologue(defined);
     for (int L = 1; L <= levels_.max_level; ++L) {
       std::vector<int> reductions = levels_.reductions_at(L), args;
       for (int r : reductions) args.push_back(k_.nodes[static_cast<size_t>(r)].args[0]);
@@ -271,8 +410,9 @@ class CudaKernelWriter {
         const bool wide = sum_accumulates_in_double(k_, r);  // the accumulation rule (kernel_levels.h)
         s += fmt::format("    {} t{} = {};\n", wide ? "double" : c_type(n.type), r, wide ? "0.0" : reduction_init(n.op, n.type));
       }
-      s += "    TC_UNROLL4\n    for (int64_t j = tc_lane; tc_active && j < inner; j += tc_step) {\n";
+      s += loop;
       std::vector<bool> in_loop = defined;
+      if (cached) s += cached_reads(in_loop);
       emit(args, in_loop, s, "      ", "j", true);
       for (int r : reductions) {
         const ExprNode& n = k_.nodes[static_cast<size_t>(r)];
@@ -296,8 +436,9 @@ class CudaKernelWriter {
       uniform_roots.insert(uniform_roots.end(), reused.begin(), reused.end());
       emit(uniform_leaves(k_, levels_, uniform_roots, defined), defined, s, "    ", "0", false);
       // A softmax's stored e is read back by the thread that wrote it (same j), so no barrier.
-      s += "    TC_UNROLL4\n    for (int64_t j = tc_lane; tc_active && j < inner; j += tc_step) {\n";
+      s += loop;
       std::vector<bool> in_loop = defined;
+      if (cached) s += cached_reads(in_loop);
       emit(element_roots, in_loop, s, "      ", "j", true);
       for (size_t i = 0; i < k_.outputs.size(); ++i) {
         const KernelOutput& o = k_.outputs[i];
@@ -315,7 +456,18 @@ class CudaKernelWriter {
       }
       s += "    }\n";
     }
-    s += "  }\n";
+    return s;
+  }
+
+  static std::string indented(const std::string& block) {
+    std::string s;
+    size_t at = 0;
+    while (at < block.size()) {
+      size_t end = block.find('\n', at);
+      if (end == std::string::npos) end = block.size() - 1;
+      s += "  " + block.substr(at, end + 1 - at);
+      at = end + 1;
+    }
     return s;
   }
 
@@ -326,125 +478,10 @@ class CudaKernelWriter {
 
   const Kernel& k_;
   KernelLevels levels_;
+  std::vector<int> cached_;  // nodes held in registers on a warp's short row (choose_cached_values)
 };
 
 }  // namespace
-
-const char* cuda_prelude() {
-  return R"PRELUDE(// tcprof CUDA unit
-#ifndef TC_EMULATION
-typedef signed char int8_t;
-typedef unsigned char uint8_t;
-typedef unsigned short uint16_t;
-typedef int int32_t;
-typedef unsigned int uint32_t;
-typedef long long int64_t;
-typedef unsigned long long uint64_t;
-#define INT64_C(c) c##LL
-#endif
-
-// Every kernel's arguments, by value: pointers, the index space's sizes, each input's strides
-// (elements). Every member is 8 bytes, so host and device agree on the layout without padding.
-template <int NI, int NO, int R>
-struct tc_params {
-  const void* in[NI];
-  void* out[NO];
-  int64_t sz[R];
-  int64_t st[NI * R];
-};
-
-// bf16: the high half of a float; rounded to nearest even, NaN kept quiet.
-__device__ __forceinline__ float tc_bf16_to_float(uint16_t h) { return __uint_as_float(static_cast<uint32_t>(h) << 16); }
-__device__ __forceinline__ uint16_t tc_float_to_bf16(float f) {
-  uint32_t u = __float_as_uint(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
-}
-__device__ __forceinline__ float tc_round_bf16(float f) { return tc_bf16_to_float(tc_float_to_bf16(f)); }
-
-// f16: the device's conversions; in emulation, the same rounding written out.
-#ifndef TC_EMULATION
-__device__ __forceinline__ float tc_f16_to_float(uint16_t h) {
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-  return f;
-}
-__device__ __forceinline__ uint16_t tc_float_to_f16(float f) {
-  uint16_t h;
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-  return h;
-}
-#else
-inline float tc_f16_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
-  if (exp == 0) {  // zero or subnormal: man * 2^-24
-    const float v = static_cast<float>(man) * 5.9604644775390625e-8f;
-    return sign ? -v : v;
-  }
-  const uint32_t bits = exp == 0x1fu ? (sign | 0x7f800000u | (man << 13)) : (sign | ((exp + 112u) << 23) | (man << 13));
-  return __uint_as_float(bits);
-}
-inline uint16_t tc_float_to_f16(float f) {
-  uint32_t u = __float_as_uint(f);
-  const uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
-  u &= 0x7fffffffu;
-  if (u > 0x7f800000u) return sign | 0x7e00u;   // NaN
-  if (u >= 0x477ff000u) return sign | 0x7c00u;  // 65520 and up round to infinity
-  if (u < 0x38800000u) {                        // below 2^-14: a subnormal in units of 2^-24
-    return sign | static_cast<uint16_t>(nearbyintf(__uint_as_float(u) * 16777216.0f));
-  }
-  u -= 0x38000000u;  // rebias the exponent, then round 23 mantissa bits to 10, ties to even
-  u += 0xfffu + ((u >> 13) & 1u);
-  return sign | static_cast<uint16_t>(u >> 13);
-}
-#endif
-__device__ __forceinline__ float tc_round_f16(float f) { return tc_f16_to_float(tc_float_to_f16(f)); }
-
-// Loop unrolling where NVRTC compiles (the emulation's compiler takes the loops as they are).
-#ifdef TC_EMULATION
-#define TC_UNROLL
-#define TC_UNROLL4
-#else
-#define TC_UNROLL _Pragma("unroll")
-#define TC_UNROLL4 _Pragma("unroll 4")
-#endif
-
-template <typename T> __device__ __forceinline__ T tc_max(T a, T b) { return (a > b || a != a) ? a : b; }
-template <typename T> __device__ __forceinline__ T tc_min(T a, T b) { return (a < b || a != a) ? a : b; }
-// Reduction steps, as the cpp backend's loops take them (a row max skips NaN like its loop does).
-template <typename T> __device__ __forceinline__ T tc_add(T acc, T v) { return acc + v; }
-template <typename T> __device__ __forceinline__ T tc_greater(T acc, T v) { return v > acc ? v : acc; }
-template <typename T> __device__ __forceinline__ T tc_less(T acc, T v) { return v < acc ? v : acc; }
-
-template <typename T> __device__ __forceinline__ T tc_shfl_xor(T v, int lane_mask) { return __shfl_xor_sync(0xffffffffu, v, lane_mask); }
-__device__ __forceinline__ bool tc_shfl_xor(bool v, int lane_mask) { return __shfl_xor_sync(0xffffffffu, static_cast<int>(v), lane_mask) != 0; }
-
-// The block's reduction of one value per thread, returned to every thread: a butterfly within
-// each warp, then every thread combines the warps' partials in warp order (the same order in every
-// thread and every run). blockDim.x is a multiple of 32.
-template <typename T, typename Op>
-__device__ __forceinline__ T tc_block_reduce(T v, int64_t* partials, Op op) {
-  for (int m = 16; m > 0; m >>= 1) v = op(v, tc_shfl_xor(v, m));
-  T* slots = reinterpret_cast<T*>(partials);
-  __syncthreads();  // the slots' last readers are done
-  if ((threadIdx.x & 31) == 0) slots[threadIdx.x >> 5] = v;
-  __syncthreads();
-  T r = slots[0];
-  for (unsigned w = 1; w < (blockDim.x >> 5); ++w) r = op(r, slots[w]);
-  return r;
-}
-// A row's reduction: the warp's butterfly alone when a warp holds the row (every lane gets the
-// result, as the block's reduction of one warp gives), else the block's.
-template <typename T, typename Op>
-__device__ __forceinline__ T tc_row_reduce(T v, int64_t* partials, Op op, bool warp_rows) {
-  if (!warp_rows) return tc_block_reduce(v, partials, op);
-  for (int m = 16; m > 0; m >>= 1) v = op(v, tc_shfl_xor(v, m));
-  return v;
-}
-
-)PRELUDE";
-}
 
 std::string generate_cuda_kernel(const Kernel& kernel, const std::string& name) { return CudaKernelWriter(kernel).write(name); }
 

@@ -24,7 +24,11 @@ struct LaunchLimits {
 // makes the same choice from the same sizes (codegen_cuda.cpp).
 constexpr int64_t kWarpRowMax = 1024;
 constexpr unsigned kWarpRowBlock = 256;  // 8 rows a block
-// Elements a pointwise kernel's thread takes per step, a grid-stride apart (codegen_cuda.cpp).
+// A warp's row of at most this many elements keeps what its loops compute again in registers,
+// kRowCacheMax / 32 a lane (codegen_cuda.cpp): a layer norm reads its row once, not three times.
+constexpr int64_t kRowCacheMax = 512;
+// Elements a pointwise kernel's thread takes per step: one 4-element vector where the operands are
+// laid out and aligned for it, else 4 elements a grid-stride apart (codegen_cuda.cpp).
 constexpr int64_t kPointwiseUnroll = 4;
 
 // Pointwise: enough blocks for one element per thread, up to max_grid. Row: a warp per row, 8 rows
