@@ -23,6 +23,7 @@
 namespace tcprof {
 namespace {
 
+using testing::expect_compiled_matches_eager;
 using testing::expect_same_output;
 using testing::inputs_for;
 using testing::run_command;
@@ -167,28 +168,34 @@ TEST(CudaBackend, ShortRowsTakeAWarpAndLongRowsTheBlock) {
   EXPECT_NE(code.find(fmt::format("tc_warp_rows = inner <= {}", kWarpRowMax)), std::string::npos) << code.substr(0, 2000);
 }
 
-// A warp's row of up to kRowCacheMax elements is read once into registers and its loops read
-// those; longer rows read memory in each loop. Rows either side of the bound, a row that does
-// not fill the lane's slots, a strided row (a transpose) and a bf16 row, against eager.
+// A warp's row of up to kRowCacheMax elements computes what several of its loops share once into
+// registers, and the loops read those; longer rows compute it in each loop. Rows either side of
+// the bound and rows that fill 1 to 16 of a lane's slots; a shared value that is an input, a sum
+// (x + residual before a layer norm), a strided row (a transpose), bf16 and f64 rows; each
+// compiled call against eager.
 TEST(CudaBackend, ShortRowsAreReadOnceIntoRegisters) {
   at::NoGradGuard no_grad;
   testing::TempDir dir;
   const std::string path = testing::save_scripted(
-      "def forward(self, x, w, h):\n"
+      "def forward(self, x, y, w, h, d):\n"
       "  t = x.transpose(0, 1)\n"
-      "  return torch.layer_norm(x, [x.size(-1)], w, w), torch.log_softmax(t, -1), x.var(-1), torch.softmax(h, -1)\n",
+      "  return torch.layer_norm(x + y, [x.size(-1)], w, w), torch.log_softmax(t, -1), x.var(-1), torch.softmax(h, -1), torch.softmax(d, -1)\n",
       dir.file("cached_rows.pt"));
   CompiledModule m(load_model(path), strict_cuda(), nullptr);
   for (int64_t inner : {int64_t{7}, int64_t{300}, kRowCacheMax, kRowCacheMax + 1}) {
     SCOPED_TRACE(fmt::format("rows of {}", inner));
-    auto in = inputs_for({fmt::format("f32[5,{}]", inner), fmt::format("f32[{}]", inner), fmt::format("bf16[3,{}]", inner)}, inner);
-    expect_same_output(m.call(in), m.call_eager(in));
+    expect_compiled_matches_eager(m, inputs_for({fmt::format("f32[5,{}]", inner), fmt::format("f32[5,{}]", inner),
+                                                 fmt::format("f32[{}]", inner), fmt::format("bf16[3,{}]", inner),
+                                                 fmt::format("f64[2,{}]", inner)}, inner));
   }
   Totals r = totals(m);
   EXPECT_GT(r.kernels, 0) << r.ir;
   EXPECT_NE(r.code.find(fmt::format("if (tc_warp_rows && inner <= {})", kRowCacheMax)), std::string::npos) << r.code.substr(0, 3000);
   // The transposed row is read once, strided, into the lane's registers.
   EXPECT_NE(r.code.find("= r0[j * s0];\n        c0[tc_k] = t0;"), std::string::npos) << r.code.substr(0, 6000);
+  // x + y, computed once: the sum is what the lane keeps (its node follows the two loads).
+  EXPECT_NE(r.code.find("= (t1 + t0);\n        c2[tc_k] = t2;"), std::string::npos) << r.code.substr(0, 6000);
+  EXPECT_NE(r.code.find("double c0[16];"), std::string::npos);  // the f64 row, 32 registers
 }
 
 // GELU's gradient (what a training graph's backward runs for each GELU) is a generated kernel on
@@ -281,8 +288,9 @@ TEST(CudaBackend, Bf16GraphsCompileIntoKernelsAndMatchEager) {
 }
 
 // A pointwise kernel reads and writes 4-element vectors where every operand is laid out as the
-// index space and aligned for it, and elements one by one otherwise: both paths, and the tail of a
-// size that is not a multiple of 4, for f32, bf16 and bool operands, against eager.
+// index space and aligned for it, and elements one by one otherwise: both paths, the tail of a
+// size that is not a multiple of 4, one operand off alignment among aligned ones, f32, bf16 and
+// bool operands, each compiled call against eager.
 TEST(CudaBackend, PointwiseKernelsTakeVectorsWhereOperandsAreAligned) {
   at::NoGradGuard no_grad;
   testing::TempDir dir;
@@ -291,21 +299,25 @@ TEST(CudaBackend, PointwiseKernelsTakeVectorsWhereOperandsAreAligned) {
       "  return torch.where(m, x * y + 1.0, torch.sigmoid(x)), (h * 2.0 + 1.0).relu(), x.gt(y)\n",
       dir.file("vectors.pt"));
   CompiledModule m(load_model(path), strict_cuda(), nullptr);
-  // Offset views start 1 element into their storage: contiguous, but 4 bytes (f32) or 2 (bf16)
-  // past a vector boundary.
-  auto make = [](int64_t n, int64_t offset, int64_t seed) {
-    at::manual_seed(seed);
-    const auto narrow = [&](const at::Tensor& t) { return t.narrow(0, offset, n * 7).view({n, 7}); };
-    return std::vector<c10::IValue>{narrow(at::randn({n * 7 + 1})), narrow(at::randn({n * 7 + 1})),
-                                    narrow(at::rand({n * 7 + 1}).gt(0.5)),
-                                    narrow(at::randn({n * 7 + 1}).to(at::kBFloat16))};
+  // An offset operand starts 1 element into its storage: contiguous, but 4 bytes (f32), 2 (bf16)
+  // or 1 (bool) past a vector boundary.
+  auto operand = [](int64_t n, bool offset, const at::Tensor& storage) {
+    return storage.narrow(0, offset ? 1 : 0, n * 7).view({n, 7});
   };
-  for (int64_t n : {4, 5, 9}) {  // 28 elements (7 vectors), 35 (8 and a tail of 3), 63
-    for (int64_t offset : {0, 1}) {
-      SCOPED_TRACE(fmt::format("{} rows, offset {}", n, offset));
-      auto in = make(n, offset, n * 10 + offset);
-      expect_same_output(m.call(in), m.call_eager(in));
-    }
+  struct Case {
+    int64_t rows;
+    bool offset_x, offset_rest;
+  };
+  // 28 elements (7 vectors), 35 (8 and a tail of 3), 63; 2,100 (several blocks in emulation).
+  for (const Case& c : {Case{4, false, false}, Case{5, false, false}, Case{9, false, false}, Case{300, false, false},
+                        Case{5, true, true}, Case{9, true, false}}) {
+    SCOPED_TRACE(fmt::format("{} rows, x offset {}, others offset {}", c.rows, c.offset_x, c.offset_rest));
+    at::manual_seed(c.rows);
+    const int64_t n = c.rows * 7 + 1;
+    std::vector<c10::IValue> in{operand(c.rows, c.offset_x, at::randn({n})), operand(c.rows, c.offset_rest, at::randn({n})),
+                                operand(c.rows, c.offset_rest, at::rand({n}).gt(0.5)),
+                                operand(c.rows, c.offset_rest, at::randn({n}).to(at::kBFloat16))};
+    expect_compiled_matches_eager(m, in);
   }
   Totals r = totals(m);
   EXPECT_GT(r.kernels, 0) << r.ir;

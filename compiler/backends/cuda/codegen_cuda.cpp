@@ -322,7 +322,7 @@ class CudaKernelWriter {
 
   // The values a row's element loops compute before any reduction and two or more loops use (a
   // layer norm's x + residual in its mean, variance and output loops; not its weight, read once):
-  // the tops of those subtrees, as many as kRowCacheRegisters allows, in node order.
+  // the tops of those subtrees, in node order while kRowCacheRegisters has room.
   void choose_cached_values() {
     const std::vector<bool> none(k_.nodes.size(), false);
     std::vector<std::vector<int>> loops;
@@ -356,7 +356,7 @@ class CudaKernelWriter {
     for (size_t n = 0; n < k_.nodes.size(); ++n) {
       if (!top[n]) continue;
       const int64_t cost = kRowCacheMax / 32 * (k_.nodes[n].type == ElemType::F64 || k_.nodes[n].type == ElemType::I64 ? 2 : 1);
-      if (registers + cost > kRowCacheRegisters) break;
+      if (registers + cost > kRowCacheRegisters) continue;
       registers += cost;
       cached_.push_back(static_cast<int>(n));
     }

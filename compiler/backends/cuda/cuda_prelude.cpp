@@ -121,18 +121,36 @@ template <typename T> __device__ __forceinline__ T tc_less(T acc, T v) { return 
 template <typename T> __device__ __forceinline__ T tc_shfl_xor(T v, int lane_mask) { return __shfl_xor_sync(0xffffffffu, v, lane_mask); }
 __device__ __forceinline__ bool tc_shfl_xor(bool v, int lane_mask) { return __shfl_xor_sync(0xffffffffu, static_cast<int>(v), lane_mask) != 0; }
 
+// A warp's partial in its 8-byte shared slot. The emulation copies bytes: its compiler may assume
+// an int64_t array is never read as a float (strict aliasing), which the device's cast is not.
+template <typename T> __device__ __forceinline__ void tc_put_slot(int64_t* slots, unsigned w, T v) {
+#ifdef TC_EMULATION
+  std::memcpy(slots + w, &v, sizeof v);
+#else
+  reinterpret_cast<T*>(slots)[w] = v;
+#endif
+}
+template <typename T> __device__ __forceinline__ T tc_get_slot(const int64_t* slots, unsigned w) {
+#ifdef TC_EMULATION
+  T v;
+  std::memcpy(&v, slots + w, sizeof v);
+  return v;
+#else
+  return reinterpret_cast<const T*>(slots)[w];
+#endif
+}
+
 // The block's reduction of one value per thread, returned to every thread: a butterfly within
 // each warp, then every thread combines the warps' partials in warp order (the same order in every
 // thread and every run). blockDim.x is a multiple of 32.
 template <typename T, typename Op>
 __device__ __forceinline__ T tc_block_reduce(T v, int64_t* partials, Op op) {
   for (int m = 16; m > 0; m >>= 1) v = op(v, tc_shfl_xor(v, m));
-  T* slots = reinterpret_cast<T*>(partials);
   __syncthreads();  // the slots' last readers are done
-  if ((threadIdx.x & 31) == 0) slots[threadIdx.x >> 5] = v;
+  if ((threadIdx.x & 31) == 0) tc_put_slot(partials, threadIdx.x >> 5, v);
   __syncthreads();
-  T r = slots[0];
-  for (unsigned w = 1; w < (blockDim.x >> 5); ++w) r = op(r, slots[w]);
+  T r = tc_get_slot<T>(partials, 0);
+  for (unsigned w = 1; w < (blockDim.x >> 5); ++w) r = op(r, tc_get_slot<T>(partials, w));
   return r;
 }
 // A row's reduction: the warp's butterfly alone when a warp holds the row (every lane gets the
