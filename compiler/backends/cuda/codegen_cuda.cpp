@@ -237,14 +237,22 @@ class CudaKernelWriter {
     for (size_t i = 0; i < k_.inputs.size(); ++i) s += fmt::format("        b{} = e;\n", i);
     s += "      } else if (tc_narrow) {\n" + offsets(R, R, "e", "        ", "uint32_t") + "      } else {\n" +
          offsets(R, R, "e", "        ") + "      }\n";
+    s += pointwise_element("      ", nullptr, "out", "[e]");
+    s += "    }\n  }\n";
+    return s;
+  }
+
+  // Every output's value at one element (its loads at position j, as load() reads it), stored to
+  // <prefix><output><suffix>: out0[e] in the element loop, y0.v[tc_k] on the vector path.
+  std::string pointwise_element(const std::string& indent, const char* j, const char* prefix, const char* suffix) const {
+    std::string s;
     std::vector<bool> defined(k_.nodes.size(), false);
     std::vector<int> roots;
     for (const auto& o : k_.outputs) roots.push_back(o.expr);
-    emit(roots, defined, s, "      ", nullptr, false);
+    emit(roots, defined, s, indent, j, false);
     for (size_t i = 0; i < k_.outputs.size(); ++i) {
-      s += fmt::format("      out{}[e] = {};\n", i, stored(out_type(i), fmt::format("t{}", k_.outputs[i].expr)));
+      s += fmt::format("{}{}{}{} = {};\n", indent, prefix, i, suffix, stored(out_type(i), fmt::format("t{}", k_.outputs[i].expr)));
     }
-    s += "    }\n  }\n";
     return s;
   }
 
@@ -263,13 +271,7 @@ class CudaKernelWriter {
     }
     for (size_t i = 0; i < k_.outputs.size(); ++i) s += fmt::format("      tc_vec4<{}> y{};\n", storage_type(out_type(i)), i);
     s += "      TC_UNROLL\n      for (int tc_k = 0; tc_k < 4; ++tc_k) {\n";
-    std::vector<bool> defined(k_.nodes.size(), false);
-    std::vector<int> roots;
-    for (const auto& o : k_.outputs) roots.push_back(o.expr);
-    emit(roots, defined, s, "        ", kVectorElement, false);
-    for (size_t i = 0; i < k_.outputs.size(); ++i) {
-      s += fmt::format("        y{}.v[tc_k] = {};\n", i, stored(out_type(i), fmt::format("t{}", k_.outputs[i].expr)));
-    }
+    s += pointwise_element("        ", kVectorElement, "y", ".v[tc_k]");
     s += "      }\n";
     for (size_t i = 0; i < k_.outputs.size(); ++i) s += fmt::format("      tc_store4(out{}, v, y{});\n", i, i);
     s += "    }\n    tc_first = tc_vectors * 4;\n  }\n";
