@@ -135,7 +135,9 @@ else
   else
     skip bench_vision "GPU_CHECK_VISION is not set"
   fi
-  step report 30 bash -c "'$tcprof' report --db '$db' > '$out/report.txt' && '$tcprof' report --db '$db' --json > '$out/report.json'"
+  # The kernel tables too: each generated kernel's average beside the last GPU run's (docs/cuda_backend.md).
+  step report 30 bash -c "'$tcprof' report --db '$db' > '$out/report.txt' && '$tcprof' report --db '$db' --json > '$out/report.json' \
+    && '$tcprof' report --db '$db' --kernels --top 40 > '$out/report_kernels.txt'"
   # The randomized differential test on the device: the cuda backend's kernels against eager on the
   # GPU, GPU_CHECK_FUZZ cases from a seed of the day in shards of 50 (one process each: CUDA cannot
   # fork), several at once; a shard cut short by the limit reports nothing and is counted as unrun.
