@@ -335,13 +335,10 @@ class CudaKernelWriter {
     }
     loops.push_back(row_output_roots(k_, divided_in_place()).element);
     std::vector<int> loops_using(k_.nodes.size(), 0);
-    std::vector<bool> root(k_.nodes.size(), false), used(k_.nodes.size(), false);
+    std::vector<bool> root(k_.nodes.size(), false);
     for (const auto& roots : loops) {
       for (int r : roots) root[static_cast<size_t>(r)] = true;
-      for (int n : nodes_needed(k_, levels_, roots, none, true)) {
-        ++loops_using[static_cast<size_t>(n)];
-        used[static_cast<size_t>(n)] = true;
-      }
+      for (int n : nodes_needed(k_, levels_, roots, none, true)) ++loops_using[static_cast<size_t>(n)];
     }
     auto candidate = [&](size_t n) { return loops_using[n] >= 2 && !levels_.uniform[n] && levels_.level[n] == 0; };
     // The tops: candidates a loop's roots are, or a node that is not a candidate reads (what only
@@ -349,7 +346,7 @@ class CudaKernelWriter {
     std::vector<bool> top(k_.nodes.size(), false);
     for (size_t n = 0; n < k_.nodes.size(); ++n) top[n] = candidate(n) && root[n];
     for (size_t m = 0; m < k_.nodes.size(); ++m) {
-      if (!used[m] || candidate(m)) continue;
+      if (loops_using[m] == 0 || candidate(m)) continue;
       for (int a : k_.nodes[m].args) {
         if (candidate(static_cast<size_t>(a))) top[static_cast<size_t>(a)] = true;
       }
