@@ -94,8 +94,16 @@ struct alignas(sizeof(T) * 4 < 16 ? sizeof(T) * 4 : 16) tc_vec4 {
 template <typename T> __device__ __forceinline__ bool tc_aligned4(const T* p) {
   return reinterpret_cast<unsigned long long>(p) % alignof(tc_vec4<T>) == 0;
 }
+#ifdef TC_EMULATION
+// A vector access off its alignment is a fault on the device (misaligned address): the emulation
+// stops there too instead of running on where x86 would not mind.
+template <typename T> inline void tc_check_aligned4(const T* p) {
+  if (!tc_aligned4(p)) __builtin_trap();
+}
+#endif
 template <typename T> __device__ __forceinline__ tc_vec4<T> tc_load4(const T* p, int64_t v) {
 #ifdef TC_EMULATION
+  tc_check_aligned4(p + 4 * v);
   tc_vec4<T> r;
   std::memcpy(&r, p + 4 * v, sizeof r);
   return r;
@@ -105,6 +113,7 @@ template <typename T> __device__ __forceinline__ tc_vec4<T> tc_load4(const T* p,
 }
 template <typename T> __device__ __forceinline__ void tc_store4(T* p, int64_t v, const tc_vec4<T>& x) {
 #ifdef TC_EMULATION
+  tc_check_aligned4(p + 4 * v);
   std::memcpy(p + 4 * v, &x, sizeof x);
 #else
   reinterpret_cast<tc_vec4<T>*>(p)[v] = x;
