@@ -49,6 +49,7 @@ struct FuzzSummary {
   int attention_kernels = 0;  // attention kernels the backend made (generated attention ops fused)
   int linear_gemms = 0;       // linears run as GEMMs against a prepared weight
   int onednn_gemms = 0;       // products of two graph values kept on oneDNN's matmul
+  int linear_epilogues = 0;   // cuda: linears with their activation as cuBLASLt's epilogue
   double seconds = 0;
   std::map<std::string, int> op_counts;     // generator ops
   std::map<std::string, int> fallback_ops;  // ops the backend left to LibTorch, by name

@@ -267,15 +267,17 @@ bool op_linear(GeneratorState& g, int si) {
   std::string bias = "None";
   if (g.chance(0.6)) bias = var(g, g.new_param({Dim{n, 0}}, s.dtype, false)).name;
   std::string e = fmt::format("torch.linear({}, {}, {})", s.name, var(g, wi).name, bias);  // aten::linear
-  // A GELU on the linear's output alone: the GEMM computes it in its output pass.
-  const int gelu = g.weighted({6, 3, 1});  // none, erf, tanh
+  // An activation on the linear's output alone: the cpp backend's GEMM computes a GELU in its
+  // output pass; the cuda backend gives cuBLASLt a tanh-GELU or a ReLU as its epilogue.
+  const int gelu = g.weighted({6, 3, 1, 2});  // none, erf, tanh, relu
   if (gelu == 1) e = fmt::format("torch.gelu({})", e);
   if (gelu == 2) e = fmt::format("torch.gelu({}, approximate='tanh')", e);
+  if (gelu == 3) e = fmt::format("torch.relu({})", e);
   Var v = like(s, s.dtype, s.bound * kNormalBound + (bias != "None" ? kNormalBound : 0) + (gelu > 0 ? 1 : 0), false);
   v.shape.back() = Dim{n, 0};
   v.contiguous = true;
   v.dependence = std::max(s.dependence, Dependence::Reduction);
-  return emit(g, e, v, gelu == 0 ? "linear" : "linear_gelu", {si});
+  return emit(g, e, v, gelu == 0 ? "linear" : gelu == 3 ? "linear_relu" : "linear_gelu", {si});
 }
 
 // Self-attention over the last two dims (q = k = v = the subject): matmul, a scale that keeps the
