@@ -229,7 +229,7 @@ std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const
       if (r.compile_failed) {
         fmt::format_to(w, "{}", text::wrap("        compile failed, runs eagerly: ",
                                            r.failure.substr(0, r.failure.find('\n'))));
-      } else if (r.kernels + r.window_kernels > 0 || !r.hints.empty() || r.layout) {
+      } else if (r.kernels + r.window_kernels > 0 || !r.hints.empty() || r.layout || !r.kernel_groups.empty()) {
         // (A graph of oneDNN steps alone, MobileNetV2's, generates no kernel but has its chains.)
         fmt::format_to(w, "        {} ({} unique) · {} ops fused · {} extern · {} fallback\n",
                        text::plural(r.kernels + r.window_kernels, "kernel", "kernels"), r.unique_kernels, r.fused_ops,
@@ -242,6 +242,9 @@ std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const
         for (const auto& g : r.kernel_groups) {
           std::string ops = g.substr(g.find(": ") + 2);
           if (ops.find(',') == std::string::npos) continue;
+          // A library call's group says which: "linear_relu (cuBLASLt epilogue): ...".
+          const std::string name = g.substr(0, g.find(": "));
+          if (name.find(" (") != std::string::npos) ops += name.substr(name.find(" ("));
           auto it = std::find_if(fusions.begin(), fusions.end(), [&](const auto& f) { return f.first == ops; });
           if (it == fusions.end()) fusions.emplace_back(ops, 1);
           else ++it->second;

@@ -255,6 +255,92 @@ TEST(CudaBackend, CausalAttentionBecomesOneScaledDotProductAttentionCall) {
 #endif
 }
 
+// A linear's ReLU or tanh-GELU joins the GEMM as cuBLASLt's epilogue (_addmm_activation on a
+// GPU): one op instead of the linear and a pass of its own. The exact GELU, a linear without a
+// bias and a linear whose output is read twice stay as they were. Rows of a 3-D and a 2-D input.
+TEST(CudaBackend, LinearActivationsJoinTheGemmEpilogue) {
+  at::NoGradGuard no_grad;
+  testing::TempDir dir;
+  const std::string path = testing::save_scripted(
+      "def forward(self, x, w1, b1, w2, b2, w3):\n"
+      "  h = torch.relu(torch.linear(x, w1, b1))\n"
+      "  g = torch.gelu(torch.linear(h, w2, b2), approximate='tanh')\n"
+      "  e = torch.gelu(torch.linear(g, w3, b2))\n"
+      "  y = torch.linear(e, w3, b2)\n"
+      "  return torch.relu(y) + y, torch.relu(torch.linear(e, w3))\n",
+      dir.file("linear_epilogues.pt"));
+  auto specs = [](const std::string& rows) {
+    return std::vector<std::string>{"f32[" + rows + ",32]", "f32[48,32]", "f32[48]", "f32[40,48]", "f32[40]", "f32[40,40]"};
+  };
+  CompiledModule m(load_model(path), strict_cuda(), nullptr);
+  for (const std::string rows : {"4,6", "5"}) {
+    SCOPED_TRACE(rows);
+    expect_compiled_matches_eager(m, inputs_for(specs(rows)));
+  }
+  Totals r = totals(m);
+  auto count = [](const std::string& text, const std::string& what) {
+    int n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(r.ir, "tcprof::linear_activation("), 4) << r.ir;  // two in each graph
+  EXPECT_EQ(count(r.ir, "aten::linear("), 6) << r.ir;               // exact GELU, read twice, no bias
+  int groups = 0;
+  for (const auto& f : m.frames()) {
+    for (const auto& e : f->entries) {
+      for (const auto& k : e->compiled->report().kernel_groups) groups += k.rfind("linear_", 0) == 0;
+    }
+  }
+  EXPECT_EQ(groups, 4);
+  if (!torch::cuda::is_available()) return;
+  // On a GPU the epilogue is cuBLASLt's: its tanh-GELU within f32's compiled tolerance of eager's.
+  LoadedModel model = load_model(path);
+  CompileOptions options = strict_cuda();
+  options.cuda_arch.clear();
+  CompiledModule gpu(model, options, nullptr);
+  std::vector<c10::IValue> in = inputs_for(specs("64,16"));
+  for (auto& v : in) v = v.toTensor().to(c10::kCUDA);
+  auto cpu = [](const at::Tensor& t) { return t.cpu(); };
+  for (int call = 0; call < 3; ++call) expect_same_output(map_tensors(gpu.call(in), cpu), map_tensors(gpu.call_eager(in), cpu));
+}
+
+// TCPROF_CUDA_OFF turns the pointwise vectors, the row registers and the linear epilogues off one
+// by one (what gpu-check's A/B runs on a GPU): each is gone from the program and the outputs still
+// match eager. An unknown name is a usage error that names the known ones.
+TEST(CudaBackend, EachFeatureTurnsOffAloneForAnAB) {
+  at::NoGradGuard no_grad;
+  testing::TempDir dir;
+  const std::string path = testing::save_scripted(
+      "def forward(self, x, w, b):\n"
+      "  return torch.sigmoid(w) * 2.0, torch.layer_norm(x + 1.0, [x.size(-1)]), torch.relu(torch.linear(x, w, b))\n",
+      dir.file("features.pt"));
+  struct Case {
+    const char* off;
+    bool vectors, registers, epilogue;
+  };
+  for (const Case& c : {Case{"", true, true, true}, Case{"vectors", false, true, true}, Case{"row-registers", true, false, true},
+                        Case{"linear-epilogues", true, true, false}, Case{"vectors,row-registers,linear-epilogues", false, false, false}}) {
+    SCOPED_TRACE(c.off);
+    setenv("TCPROF_CUDA_OFF", c.off, 1);
+    CompiledModule m(load_model(path), strict_cuda(), nullptr);
+    expect_compiled_matches_eager(m, inputs_for({"f32[6,64]", "f32[24,64]", "f32[24]"}));
+    Totals r = totals(m);
+    EXPECT_EQ(r.code.find("tc_load4(in0, v)") != std::string::npos, c.vectors) << r.code.substr(0, 4000);
+    EXPECT_EQ(r.code.find(fmt::format("if (tc_warp_rows && inner <= {})", kRowCacheMax)) != std::string::npos, c.registers);
+    EXPECT_EQ(r.ir.find("tcprof::linear_activation(") != std::string::npos, c.epilogue) << r.ir;
+  }
+  setenv("TCPROF_CUDA_OFF", "vectors,tiles", 1);
+  CompiledModule m(load_model(path), strict_cuda(), nullptr);
+  try {
+    m.call(inputs_for({"f32[6,64]", "f32[24,64]", "f32[24]"}));
+    ADD_FAILURE() << "an unknown feature compiled";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Usage);
+    EXPECT_NE(std::string(e.what()).find("unknown feature 'tiles' (known: vectors, row-registers"), std::string::npos) << e.what();
+  }
+  unsetenv("TCPROF_CUDA_OFF");
+}
+
 // A model saved in bf16 compiles: its pointwise and row ops become kernels that load bf16,
 // compute in float and store bf16 rounded to nearest even; outputs within bf16's tolerance.
 TEST(CudaBackend, Bf16GraphsCompileIntoKernelsAndMatchEager) {

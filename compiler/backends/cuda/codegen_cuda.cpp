@@ -75,8 +75,8 @@ constexpr int64_t kRowCacheRegisters = 32;
 
 class CudaKernelWriter {
  public:
-  explicit CudaKernelWriter(const Kernel& k) : k_(k), levels_(kernel_levels(k)) {
-    if (k_.kind == KernelKind::Row) choose_cached_values();
+  CudaKernelWriter(const Kernel& k, const CudaFeatures& features) : k_(k), levels_(kernel_levels(k)), features_(features) {
+    if (k_.kind == KernelKind::Row && features_.row_registers) choose_cached_values();
   }
 
   std::string write(const std::string& name) const {
@@ -221,7 +221,7 @@ class CudaKernelWriter {
     }
     s += "    (void)expect;\n  }\n  const bool tc_narrow = total <= 0x7fffffff;\n";
     s += "  const int64_t tc_stride = static_cast<int64_t>(gridDim.x) * blockDim.x;\n";
-    s += vector_path();
+    s += features_.vectors ? vector_path() : "  const int64_t tc_first = 0;\n";
     // Each thread takes kPointwiseUnroll elements a grid-stride apart, unrolled, so that their loads
     // are in flight together: one 4-byte load per thread at a time keeps about 1 MB in flight on an
     // H200, a quarter of what its memory needs to run at full speed.
@@ -478,18 +478,21 @@ class CudaKernelWriter {
   const Kernel& k_;
   KernelLevels levels_;
   std::vector<int> cached_;  // nodes held in registers on a warp's short row (choose_cached_values)
+  CudaFeatures features_;
 };
 
 }  // namespace
 
-std::string generate_cuda_kernel(const Kernel& kernel, const std::string& name) { return CudaKernelWriter(kernel).write(name); }
+std::string generate_cuda_kernel(const Kernel& kernel, const std::string& name, const CudaFeatures& features) {
+  return CudaKernelWriter(kernel, features).write(name);
+}
 
-CudaUnit generate_cuda_unit(const LoopProgram& program) {
+CudaUnit generate_cuda_unit(const LoopProgram& program, const CudaFeatures& features) {
   CudaUnit unit;
   unit.source = cuda_prelude();
   std::map<std::string, std::string> by_body;  // body with a placeholder name -> symbol
   for (const auto& k : program.kernels) {
-    std::string body = generate_cuda_kernel(k, "@NAME@");
+    std::string body = generate_cuda_kernel(k, "@NAME@", features);
     auto it = by_body.find(body);
     std::string symbol;
     if (it != by_body.end()) {

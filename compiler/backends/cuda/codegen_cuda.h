@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "compiler/backends/cpp/lower/loop_ir.h"
+#include "compiler/backends/cuda/cuda_features.h"
 
 namespace tcprof {
 
@@ -20,7 +21,7 @@ namespace tcprof {
 const char* cuda_prelude();
 
 // One kernel's definition with `name` as its symbol.
-std::string generate_cuda_kernel(const Kernel& kernel, const std::string& name);
+std::string generate_cuda_kernel(const Kernel& kernel, const std::string& name, const CudaFeatures& features = {});
 
 struct CudaKernelSymbol {
   std::string symbol;  // extern "C" name in the unit
@@ -36,6 +37,6 @@ struct CudaUnit {
 
 // Window kernels, oneDNN steps and the CPU attention kernel are the cpp backend's; a program for
 // CUDA has extern and kernel steps only (schedule_graph with ScheduleTarget::Cuda).
-CudaUnit generate_cuda_unit(const LoopProgram& program);
+CudaUnit generate_cuda_unit(const LoopProgram& program, const CudaFeatures& features = {});
 
 }  // namespace tcprof

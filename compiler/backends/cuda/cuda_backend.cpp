@@ -21,6 +21,7 @@
 #include "compiler/backends/cuda/cuda_emulation.h"
 #include "compiler/backends/cuda/cuda_graph_replay.h"
 #include "compiler/backends/cuda/cuda_launch.h"
+#include "compiler/backends/cuda/linear_epilogue.h"
 #include "compiler/frontend/guards.h"
 #include "compiler/torch_compat.h"
 #include "compiler/toolchain/cubin_cache.h"
@@ -84,6 +85,10 @@ class CudaBackend : public Backend {
     InputBindings bindings(inputs);
     PassContext ctx{g, examples, bindings};
     run_inference_passes(ctx);
+    // A linear's ReLU or tanh-GELU in cuBLASLt's epilogue (on the CPU the same op, unfused, so
+    // that the emulation runs the program the GPU gets).
+    const CudaFeatures features = cuda_features_from_env();
+    const std::vector<std::string> epilogues = features.linear_epilogues ? fuse_linear_activation(ctx) : std::vector<std::string>{};
     // On a GPU, convolutions in the layout that measures faster; the examples then carry the
     // layouts eager gives every value, which the fused kernels follow.
     std::string layout;  // what was measured, for the IR's header
@@ -97,9 +102,10 @@ class CudaBackend : public Backend {
     ScheduledProgram program = schedule_graph(g, lower, lowerings, ScheduleTarget::Cuda);
     report.ir = program_ir(g, program);
     summarize(g, program, report);
+    report.kernel_groups.insert(report.kernel_groups.end(), epilogues.begin(), epilogues.end());
     // 4. Codegen: one CUDA unit; identical kernels once.
     phase.begin("codegen");
-    CudaUnit unit = generate_cuda_unit(program.program);
+    CudaUnit unit = generate_cuda_unit(program.program, features);
     report.code = unit.source;
     report.unique_kernels = unit.unique_kernels;
     if (log_enabled(LogChannel::OutputCode)) log(LogChannel::OutputCode, "generated CUDA code:\n{}", unit.source);
