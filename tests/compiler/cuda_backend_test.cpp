@@ -2,6 +2,7 @@
 // CUDA, compiled by NVRTC for a device architecture, and run on the CPU through the emulation header
 // against eager LibTorch; the launch arguments as the device reads them; `explain --backend cuda`.
 #include <cstdlib>
+#include <limits>
 
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
@@ -13,6 +14,7 @@
 #include "compiler/ir/ivalue_tensors.h"
 #include "compiler/backends/cuda/cuda_emulation.h"
 #include "compiler/backends/cuda/cuda_launch.h"
+#include "compiler/backends/cuda/linear_epilogue.h"
 #include "compiler/runtime/output_check.h"
 #include "compiler/toolchain/kernel_library.h"
 #include "compiler/toolchain/nvrtc_compiler.h"
@@ -255,9 +257,36 @@ TEST(CudaBackend, CausalAttentionBecomesOneScaledDotProductAttentionCall) {
 #endif
 }
 
+// The op the epilogue pass writes is the linear and then its activation, on any rows: 3-D, 2-D,
+// strided, bf16, none (no input features: the bias alone), on the CPU and on a GPU
+// (_addmm_activation there). An activation it does not know is refused.
+TEST(CudaBackend, LinearActivationIsTheLinearThenItsActivation) {
+  at::NoGradGuard no_grad;
+  std::vector<c10::Device> devices{c10::kCPU};
+  if (torch::cuda::is_available()) devices.emplace_back(c10::kCUDA);
+  for (const c10::Device& device : devices) {
+    for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
+      at::manual_seed(7);
+      const auto o = at::TensorOptions().device(device).dtype(dtype);
+      const at::Tensor w = at::randn({24, 16}, o), b = at::randn({24}, o), w0 = at::randn({24, 0}, o);
+      for (const at::Tensor& x : {at::randn({3, 5, 16}, o), at::randn({7, 16}, o), at::randn({16, 9}, o).t(), at::randn({4, 0}, o)}) {
+        SCOPED_TRACE(fmt::format("{} {} {}", device.str(), c10::toString(dtype), fmt::join(x.sizes(), "x")));
+        const at::Tensor& weight = x.size(-1) == 0 ? w0 : w;
+        const at::Tensor y = at::linear(x, weight, b);
+        const double tol = dtype == at::kFloat ? 1e-5 : 2e-2;
+        EXPECT_TRUE(at::allclose(linear_activation(x, weight, b, "relu").to(at::kFloat), at::relu(y).to(at::kFloat), tol, tol));
+        EXPECT_TRUE(at::allclose(linear_activation(x, weight, b, "gelu_tanh").to(at::kFloat), at::gelu(y, "tanh").to(at::kFloat), tol, tol));
+        EXPECT_EQ(linear_activation(x, weight, b, "relu").sizes(), y.sizes());
+      }
+    }
+  }
+  EXPECT_THROW(linear_activation(at::randn({2, 3}), at::randn({4, 3}), at::randn({4}), "gelu"), c10::Error);
+}
+
 // A linear's ReLU or tanh-GELU joins the GEMM as cuBLASLt's epilogue (_addmm_activation on a
 // GPU): one op instead of the linear and a pass of its own. The exact GELU, a linear without a
-// bias and a linear whose output is read twice stay as they were. Rows of a 3-D and a 2-D input.
+// bias, one whose output is read twice and one the graph returns stay as they were. Rows of a 3-D
+// and a 2-D input.
 TEST(CudaBackend, LinearActivationsJoinTheGemmEpilogue) {
   at::NoGradGuard no_grad;
   testing::TempDir dir;
@@ -267,7 +296,8 @@ TEST(CudaBackend, LinearActivationsJoinTheGemmEpilogue) {
       "  g = torch.gelu(torch.linear(h, w2, b2), approximate='tanh')\n"
       "  e = torch.gelu(torch.linear(g, w3, b2))\n"
       "  y = torch.linear(e, w3, b2)\n"
-      "  return torch.relu(y) + y, torch.relu(torch.linear(e, w3))\n",
+      "  k = torch.linear(x * 2.0, w1, b1)\n"
+      "  return torch.relu(y) + y, torch.relu(torch.linear(e, w3)), torch.relu(k), k\n",
       dir.file("linear_epilogues.pt"));
   auto specs = [](const std::string& rows) {
     return std::vector<std::string>{"f32[" + rows + ",32]", "f32[48,32]", "f32[48]", "f32[40,48]", "f32[40]", "f32[40,40]"};
@@ -284,7 +314,7 @@ TEST(CudaBackend, LinearActivationsJoinTheGemmEpilogue) {
     return n;
   };
   EXPECT_EQ(count(r.ir, "tcprof::linear_activation("), 4) << r.ir;  // two in each graph
-  EXPECT_EQ(count(r.ir, "aten::linear("), 6) << r.ir;               // exact GELU, read twice, no bias
+  EXPECT_EQ(count(r.ir, "aten::linear("), 8) << r.ir;               // exact GELU, read twice, no bias, returned
   int groups = 0;
   for (const auto& f : m.frames()) {
     for (const auto& e : f->entries) {
@@ -293,15 +323,18 @@ TEST(CudaBackend, LinearActivationsJoinTheGemmEpilogue) {
   }
   EXPECT_EQ(groups, 4);
   if (!torch::cuda::is_available()) return;
-  // On a GPU the epilogue is cuBLASLt's: its tanh-GELU within f32's compiled tolerance of eager's.
+  // On a GPU the epilogue is cuBLASLt's: its tanh-GELU within f32's compiled tolerance of eager's,
+  // and a NaN row stays NaN through its ReLU as through eager's.
   LoadedModel model = load_model(path);
   CompileOptions options = strict_cuda();
   options.cuda_arch.clear();
   CompiledModule gpu(model, options, nullptr);
   std::vector<c10::IValue> in = inputs_for(specs("64,16"));
+  in[0].toTensor()[3][5].fill_(std::numeric_limits<float>::quiet_NaN());
   for (auto& v : in) v = v.toTensor().to(c10::kCUDA);
   auto cpu = [](const at::Tensor& t) { return t.cpu(); };
   for (int call = 0; call < 3; ++call) expect_same_output(map_tensors(gpu.call(in), cpu), map_tensors(gpu.call_eager(in), cpu));
+  EXPECT_EQ(count(totals(gpu).ir, "tcprof::linear_activation("), 2) << totals(gpu).ir;
 }
 
 // TCPROF_CUDA_OFF turns the pointwise vectors, the row registers and the linear epilogues off one
@@ -314,6 +347,9 @@ TEST(CudaBackend, EachFeatureTurnsOffAloneForAnAB) {
       "def forward(self, x, w, b):\n"
       "  return torch.sigmoid(w) * 2.0, torch.layer_norm(x + 1.0, [x.size(-1)]), torch.relu(torch.linear(x, w, b))\n",
       dir.file("features.pt"));
+  struct Unset {  // the switch is the process's: gone after the test, whatever it does
+    ~Unset() { unsetenv("TCPROF_CUDA_OFF"); }
+  } unset;
   struct Case {
     const char* off;
     bool vectors, registers, epilogue;
@@ -338,7 +374,6 @@ TEST(CudaBackend, EachFeatureTurnsOffAloneForAnAB) {
     EXPECT_EQ(e.kind(), ErrorKind::Usage);
     EXPECT_NE(std::string(e.what()).find("unknown feature 'tiles' (known: vectors, row-registers"), std::string::npos) << e.what();
   }
-  unsetenv("TCPROF_CUDA_OFF");
 }
 
 // A model saved in bf16 compiles: its pointwise and row ops become kernels that load bf16,

@@ -102,7 +102,6 @@ class CudaBackend : public Backend {
     ScheduledProgram program = schedule_graph(g, lower, lowerings, ScheduleTarget::Cuda);
     report.ir = program_ir(g, program);
     summarize(g, program, report);
-    report.kernel_groups.insert(report.kernel_groups.end(), epilogues.begin(), epilogues.end());
     // 4. Codegen: one CUDA unit; identical kernels once.
     phase.begin("codegen");
     CudaUnit unit = generate_cuda_unit(program.program, features);
@@ -162,6 +161,8 @@ class CudaBackend : public Backend {
       return eager(captured, profiler, std::move(report));
     }
     phase.end();
+    // Only a graph that compiled runs its linears with their epilogues.
+    report.kernel_groups.insert(report.kernel_groups.end(), epilogues.begin(), epilogues.end());
     // 7. On a GPU, the whole graph replayed as one CUDA graph from its second call.
     std::string replay = "CUDA graphs: off (--cuda-graphs off)";
     std::string why_not;

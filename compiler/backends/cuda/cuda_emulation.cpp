@@ -10,6 +10,8 @@ const char* cuda_emulation_header() {
   return R"EMU(#define TC_EMULATION 1
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <math.h>
 #include <ucontext.h>

@@ -98,7 +98,10 @@ template <typename T> __device__ __forceinline__ bool tc_aligned4(const T* p) {
 // A vector access off its alignment is a fault on the device (misaligned address): the emulation
 // stops there too instead of running on where x86 would not mind.
 template <typename T> inline void tc_check_aligned4(const T* p) {
-  if (!tc_aligned4(p)) __builtin_trap();
+  if (tc_aligned4(p)) return;
+  std::fprintf(stderr, "tcprof cuda emulation: a vector access at %p is off its %zu-byte alignment (a device would "
+               "fault here): please report this with the model\n", static_cast<const void*>(p), alignof(tc_vec4<T>));
+  std::abort();
 }
 #endif
 template <typename T> __device__ __forceinline__ tc_vec4<T> tc_load4(const T* p, int64_t v) {

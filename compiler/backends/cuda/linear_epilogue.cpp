@@ -13,17 +13,23 @@ namespace tcprof {
 
 at::Tensor linear_activation(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias,
                              const std::string& activation) {
+  TORCH_CHECK(activation == "relu" || activation == "gelu_tanh", "tcprof::linear_activation: unknown activation '",
+              activation, "' (relu or gelu_tanh)");
   const bool gelu = activation == "gelu_tanh";
   std::vector<int64_t> out_sizes = input.sizes().vec();
   out_sizes.back() = weight.size(0);
-  const at::Tensor rows = input.reshape({-1, input.size(-1)});
+  int64_t count = 1;  // not -1: with no input features, reshape could not infer it
+  for (int64_t d = 0; d + 1 < input.dim(); ++d) count *= input.size(d);
+  const at::Tensor rows = input.reshape({count, input.size(-1)});
   at::Tensor out;
-  if (input.is_cuda()) {
+  // An empty product (no input features) returns the bias without the activation on the GPU
+  // (addmm's early exit), so it takes the path below.
+  if (input.is_cuda() && rows.size(1) > 0) {
     // cuBLASLt's epilogue wants the bias contiguous (a parameter always is).
     out = at::_addmm_activation(bias.contiguous(), rows, weight.t(), 1, 1, gelu);
   } else {
-    // _addmm_activation's CPU kernel differs between LibTorch versions (1.13 applies the exact
-    // GELU, some apply no activation): elsewhere the same product and then the activation.
+    // On the CPU _addmm_activation's GELU is the exact one, not the GPU's tanh form (and its
+    // ReLU is not worth anything there): the same product, then the activation.
     out = at::addmm(bias, rows, weight.t());
     if (gelu) {
       at::gelu_(out, "tanh");
@@ -127,6 +133,8 @@ std::vector<std::string> fuse_linear_activation(PassContext& ctx) {
 
 }  // namespace tcprof
 
+// One TORCH_LIBRARY per namespace and process: a program must not link both libtcprof.so and the
+// static compiler library.
 TORCH_LIBRARY(tcprof, m) {
   m.def("linear_activation(Tensor input, Tensor weight, Tensor bias, str activation) -> Tensor",
         &tcprof::linear_activation_kernel);
