@@ -91,7 +91,7 @@ gpt_in='i64[8,256](0,8192)'
 resnet_in='f32[32,3,224,224]'
 db=$out/gpu-check.db
 rm -f "$db"
-gpu_steps=(bench_gpt_cuda bench_gpt_cuda_features_off bench_resnet18_cuda recording_cost_gpt recording_cost_resnet18 verify_gpt_cuda
+gpu_steps=(bench_gpt_cuda bench_gpt_cuda_features_off bench_gpt_cuda_launch_sweep bench_resnet18_cuda recording_cost_gpt recording_cost_resnet18 verify_gpt_cuda
   verify_resnet18_cuda verify_gpt_cuda_no_graphs run_gpt_full run_resnet18_summary train_gpt bench_train_gpt explain_gpt_cuda
   bench_vision report fuzz_gpu)
 if [[ $built -ne 0 ]]; then
@@ -105,6 +105,11 @@ else
   # The same with the vectors and the row registers off (TCPROF_CUDA_OFF, cuda_features.h): what
   # they are worth on this GPU, measured in this session.
   step bench_gpt_cuda_features_off 120 bash -c "TCPROF_CUDA_OFF=vectors,row-registers '$tcprof' bench '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --backend cuda --iters 50 --db none --json > '$out/bench_gpt_cuda_features_off.json'"
+  # Launch sizes other than the defaults (256 threads a pointwise block, 8 warp rows a block):
+  # whether the launch shape is worth tuning per kernel on this GPU (TCPROF_CUDA_LAUNCH).
+  step bench_gpt_cuda_launch_sweep 120 bash -c "rc=0; for shape in pointwise-block=128,warp-row-block=128 pointwise-block=512,warp-row-block=512; do \
+    TCPROF_CUDA_LAUNCH=\$shape '$tcprof' bench '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --backend cuda --iters 30 --no-torchscript --db none --json \
+      > '$out'/bench_gpt_cuda_launch_\${shape//[=,]/_}.json || rc=1; done; exit \$rc"
   step bench_resnet18_cuda 120 bash -c "'$tcprof' bench '$models/resnet18.pt' --input '$resnet_in' --device cuda --backend cuda --iters 50 --db none --json > '$out/bench_resnet18_cuda.json'"
   # What recording costs (docs/gpu.md, "Per-call time"): off, summary, full and summary without
   # CUPTI, in one process, CUDA events, blocks taking turns.
@@ -200,6 +205,10 @@ for model in ("gpt", "resnet18"):
         row["tcprof_cuda_warm_beyond_eager_s"] = cuda.get("warm_beyond_eager_s")
         if row.get("torch_compile_ms") and cuda.get("compiled_ms"):
             row["tcprof_cuda_vs_torch_compile"] = row["torch_compile_ms"] / cuda["compiled_ms"]
+    for path in sorted(glob.glob(os.path.join(out, f"bench_{model}_cuda_launch_*.json"))):
+        swept = load(os.path.basename(path))  # TCPROF_CUDA_LAUNCH: the same run at other launch sizes
+        if swept:
+            row[os.path.basename(path)[len(f"bench_{model}_cuda_"):-5] + "_ms"] = swept.get("compiled_ms")
     off = load(f"bench_{model}_cuda_features_off.json")
     if off:  # TCPROF_CUDA_OFF=vectors,row-registers: the same run without them
         row["tcprof_cuda_features_off_ms"] = off.get("compiled_ms")

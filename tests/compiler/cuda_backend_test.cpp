@@ -135,19 +135,30 @@ TEST(CudaBackend, AGraphThatWritesItsInputsIsNotReplayed) {
 }
 
 // Row kernels reduce with a warp butterfly and the warps' partials in shared memory: the result
-// must not depend on the block size (one warp, two, four).
+// must not depend on the block size (one warp, two, four), nor on the launch sizes a GPU session
+// sweeps (TCPROF_CUDA_LAUNCH: a pointwise block, a warp row block of one row or two). Each
+// setting's compiled output is eager's, and bit for bit the first setting's.
 TEST(CudaBackend, RowKernelsGiveTheSameResultForEveryBlockSize) {
   at::NoGradGuard no_grad;
   auto in = inputs_for({"i64[2,16](0,512)"}, 0);
   CompiledModule reference(load_model(sample("gpt_tiny")), strict_cuda(), nullptr);
   c10::IValue eager = reference.call_eager(in);
-  for (const char* block : {"32", "64", "128"}) {
-    setenv("TCPROF_CUDA_EMULATION_BLOCK", block, 1);
+  at::Tensor first;
+  const std::vector<std::pair<const char*, const char*>> settings = {
+      {"TCPROF_CUDA_EMULATION_BLOCK", "32"}, {"TCPROF_CUDA_EMULATION_BLOCK", "64"}, {"TCPROF_CUDA_EMULATION_BLOCK", "128"},
+      {"TCPROF_CUDA_LAUNCH", "warp-row-block=32"}, {"TCPROF_CUDA_LAUNCH", "pointwise-block=32,warp-row-block=64"}};
+  for (const auto& [name, value] : settings) {
+    setenv(name, value, 1);
     CompiledModule m(load_model(sample("gpt_tiny")), strict_cuda(), nullptr);
-    SCOPED_TRACE(fmt::format("block {}", block));
-    expect_same_output(m.call(in), eager);
+    SCOPED_TRACE(fmt::format("{}={}", name, value));
+    m.call(in);  // compiles; returns the capture's (eager) result
+    const c10::IValue out = m.call(in);
+    expect_same_output(out, eager);
+    ASSERT_TRUE(out.isTensor());
+    if (!first.defined()) first = out.toTensor();
+    EXPECT_TRUE(at::equal(out.toTensor(), first));
+    unsetenv(name);
   }
-  unsetenv("TCPROF_CUDA_EMULATION_BLOCK");
 }
 
 // Rows up to kWarpRowMax are reduced by a warp each, several rows a block, and a block's last warps
@@ -536,6 +547,25 @@ TEST(CudaLaunch, RowBlocksGrowWithTheRowAndGridsAreCapped) {
   EXPECT_EQ(s.grid, 1u) << "4 elements a thread";
   s = launch_shape(pointwise, big, LaunchLimits{});
   EXPECT_EQ(s.grid, 4096u);
+  // The sizes a GPU session sweeps (TCPROF_CUDA_LAUNCH).
+  setenv("TCPROF_CUDA_LAUNCH", "pointwise-block=512,warp-row-block=128", 1);
+  const LaunchLimits swept = launch_limits_from_env(LaunchLimits{});
+  EXPECT_EQ(launch_shape(pointwise, big, swept).block, 512u);
+  EXPECT_EQ(launch_shape(pointwise, big, swept).grid, 2048u);
+  EXPECT_EQ(launch_shape(row, small, swept).block, 128u) << "4 rows a block";
+  EXPECT_EQ(launch_shape(row, small, swept).grid, 25000u);
+  EXPECT_EQ(launch_shape(row, wide, swept).block, 1024u) << "a block's row is not swept";
+  for (const char* bad : {"warp-row-block=48", "pointwise-block=2048", "tile=64", "pointwise-block", "warp-row-block=64x"}) {
+    setenv("TCPROF_CUDA_LAUNCH", bad, 1);
+    try {
+      launch_limits_from_env(LaunchLimits{});
+      ADD_FAILURE() << bad << " was taken";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Usage) << bad;
+      EXPECT_NE(std::string(e.what()).find("multiple of 32 from 32 to 1024"), std::string::npos) << e.what();
+    }
+  }
+  unsetenv("TCPROF_CUDA_LAUNCH");
 }
 
 TEST(CudaBackend, NvrtcRejectsABadArchitectureWithAUsageError) {

@@ -44,7 +44,7 @@ LaunchLimits emulation_limits() {
     unsigned b = static_cast<unsigned>(std::atoi(env));
     if (b >= 32 && b <= 1024 && b % 32 == 0) l.pointwise_block = l.max_row_block = b;
   }
-  return l;
+  return launch_limits_from_env(l);
 }
 
 class CudaBackend : public Backend {
@@ -213,7 +213,7 @@ class CudaBackend : public Backend {
 
   static std::vector<KernelCall> device_calls(const CudaUnit& unit, const std::string& cubin, const c10::Device& device) {
     std::shared_ptr<CudaModule> module = CudaDriver::shared().load(cubin, device.index());
-    const LaunchLimits limits;
+    const LaunchLimits limits = launch_limits_from_env(LaunchLimits{});
     std::vector<KernelCall> calls;
     for (const auto& k : unit.kernels) {
       CudaFunction fn = module->function(k.symbol);

@@ -1,7 +1,14 @@
 #include "compiler/backends/cuda/cuda_launch.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <sstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
 
 namespace tcprof {
 
@@ -13,7 +20,7 @@ LaunchShape launch_shape(const CudaKernelSymbol& kernel, const int64_t* sizes, c
     for (int d = 0; d + 1 < R; ++d) outer *= sizes[d];
     const int64_t inner = sizes[R - 1];
     if (inner <= kWarpRowMax) {
-      shape.block = std::max(32u, std::min(kWarpRowBlock, limits.max_row_block) / 32 * 32);
+      shape.block = std::max(32u, std::min(limits.warp_row_block, limits.max_row_block) / 32 * 32);
       const int64_t rows_per_block = shape.block / 32;
       shape.grid = static_cast<unsigned>(std::clamp<int64_t>((outer + rows_per_block - 1) / rows_per_block, 1, limits.max_grid));
       return shape;
@@ -31,6 +38,27 @@ LaunchShape launch_shape(const CudaKernelSymbol& kernel, const int64_t* sizes, c
   const int64_t blocks = (total + per_block - 1) / per_block;
   shape.grid = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, limits.max_grid));
   return shape;
+}
+
+LaunchLimits launch_limits_from_env(LaunchLimits base) {
+  const char* env = std::getenv("TCPROF_CUDA_LAUNCH");
+  if (!env) return base;
+  std::istringstream items(env);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    const std::string name = item.substr(0, eq);
+    unsigned* field = name == "pointwise-block" ? &base.pointwise_block : name == "warp-row-block" ? &base.warp_row_block : nullptr;
+    char* end = nullptr;
+    const long value = eq == std::string::npos ? 0 : std::strtol(item.c_str() + eq + 1, &end, 10);
+    if (!field || eq == std::string::npos || *end != '\0' || value < 32 || value > 1024 || value % 32 != 0) {
+      throw Error(ErrorKind::Usage, fmt::format("TCPROF_CUDA_LAUNCH: '{}' is not NAME=THREADS with NAME pointwise-block or "
+                                                "warp-row-block and THREADS a multiple of 32 from 32 to 1024", item));
+    }
+    *field = static_cast<unsigned>(value);
+  }
+  return base;
 }
 
 std::vector<uint64_t> pack_params(const CudaKernelSymbol& kernel, const void* const* in, void* const* out,

@@ -15,15 +15,21 @@ struct LaunchShape {
 
 struct LaunchLimits {
   unsigned pointwise_block = 256;  // threads per block of a pointwise kernel
+  unsigned warp_row_block = 256;   // threads per block of a row kernel whose rows take a warp each
   unsigned max_row_block = 1024;   // a row kernel's block grows with the row up to this
   unsigned max_grid = 65535;       // kernels loop over the rest (grid-stride)
 };
+
+// `base` with TCPROF_CUDA_LAUNCH's sizes, "pointwise-block=512,warp-row-block=128" (multiples of
+// 32 up to 1,024): a GPU session sweeps them (gpu-check.sh) to see what the launch shape is worth
+// before anything is tuned per kernel. Neither changes a result: a pointwise element and a warp's
+// row are computed the same in any block. A malformed value is a usage error.
+LaunchLimits launch_limits_from_env(LaunchLimits base);
 
 // Rows of at most this many elements are reduced by one warp each (shuffles only, no barrier, 32
 // lanes a row and several rows a block); longer rows by a whole block. The generated row kernel
 // makes the same choice from the same sizes (codegen_cuda.cpp).
 constexpr int64_t kWarpRowMax = 1024;
-constexpr unsigned kWarpRowBlock = 256;  // 8 rows a block
 // A warp's row of at most this many elements keeps what its loops compute again in registers,
 // kRowCacheMax / 32 a lane (codegen_cuda.cpp): a layer norm reads its row once, not three times.
 constexpr int64_t kRowCacheMax = 512;
