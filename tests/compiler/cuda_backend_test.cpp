@@ -281,7 +281,7 @@ TEST(CudaBackend, LinearActivationIsTheLinearThenItsActivation) {
       const auto o = at::TensorOptions().device(device).dtype(dtype);
       const at::Tensor w = at::randn({24, 16}, o), b = at::randn({24}, o), w0 = at::randn({24, 0}, o);
       for (const at::Tensor& x : {at::randn({3, 5, 16}, o), at::randn({7, 16}, o), at::randn({16, 9}, o).t(), at::randn({4, 0}, o)}) {
-        SCOPED_TRACE(fmt::format("{} {} {}", device.str(), c10::toString(dtype), fmt::join(x.sizes(), "x")));
+        SCOPED_TRACE(c10::str(device, " ", dtype, " ", x.sizes()));
         const at::Tensor& weight = x.size(-1) == 0 ? w0 : w;
         const at::Tensor y = at::linear(x, weight, b);
         const double tol = dtype == at::kFloat ? 1e-5 : 2e-2;
@@ -599,6 +599,21 @@ TEST(CudaBackendCli, ReplayedKernelsBelongToTheirCallAndGraph) {
 }
 
 // Without a GPU a user reads the CUDA program each graph would get, compiled for the named device.
+// The CLI compiles with gradients on, where the tests above hold a NoGradGuard: a convolution's
+// bias that is a parameter (it requires grad: SqueezeNet's) becomes the add after it, and a graph
+// with an undefined tensor in it (the weights native multi-head attention does not return) gets its
+// passes. Both stopped the compile with an internal error before; both now verify against eager.
+TEST(CudaBackendCli, ParameterBiasesAndUndefinedTensorsCompileWithGradientsOn) {
+  for (const auto& [model, input] : std::vector<std::pair<std::string, std::string>>{
+           {"squeezenet1_1", "f32[1,3,32,32]"}, {"multi_head_attention", "f32[2,19,48]"}}) {
+    auto r = run_command(fmt::format("{} run {} --input '{}' --backend cuda --arch sm_90 --verify -n 3 --db none", TCPROF_BIN,
+                                     sample(model), input),
+                         /*merge_stderr=*/true);
+    EXPECT_EQ(r.exit_code, 0) << model << ": " << r.output;
+    EXPECT_NE(r.output.find("outputs verified on 2 calls"), std::string::npos) << model << ": " << r.output;
+  }
+}
+
 TEST(CudaBackendCli, ExplainPrintsTheCudaProgramCompiledForTheArchitecture) {
   auto r = run_command(fmt::format("{} explain {} --input 'i64[2,16](0,512)' --backend cuda --arch sm_80 --db none", TCPROF_BIN,
                                    sample("gpt_tiny")));

@@ -60,7 +60,8 @@ int split_conv_bias(PassContext& ctx) {
   CapturedGraph& g = ctx.graph;
   std::vector<c10::TypePtr> types(static_cast<size_t>(g.num_slots));
   for (size_t s = 0; s < types.size() && s < ctx.examples.size(); ++s) {
-    if (ctx.examples[s].isTensor()) types[s] = c10::TensorType::create(ctx.examples[s].toTensor());
+    // (An undefined tensor, the attention weights native multi-head attention does not return, has no type to give.)
+    if (ctx.examples[s].isTensor() && ctx.examples[s].toTensor().defined()) types[s] = c10::TensorType::create(ctx.examples[s].toTensor());
   }
   GraphBuilder builder(g, types);
   int count = 0;
@@ -71,7 +72,8 @@ int split_conv_bias(PassContext& ctx) {
     if (bias.kind != Arg::Kind::Constant || !bias.constant.isTensor() || bias.constant.toTensor().dim() != 1) continue;
     const int y = conv.outputs[0];
     if (!types[static_cast<size_t>(y)]) continue;
-    const at::Tensor b = bias.constant.toTensor().reshape({1, -1, 1, 1});
+    // Detached: a parameter that requires grad cannot be a TorchScript constant (inference graph).
+    const at::Tensor b = bias.constant.toTensor().detach().reshape({1, -1, 1, 1});
     const GraphOp origin = conv;
     const Val sum = builder.emit1("aten::add", {Val{y}, c10::IValue(b)}, &origin);  // appended at the end
     GraphOp add = std::move(g.ops.back());
