@@ -58,11 +58,6 @@ std::string activation_of(const GraphOp& op) {
   return "";
 }
 
-c10::IValue example(const PassContext& ctx, const Arg& a) {
-  if (a.kind == Arg::Kind::Slot) return ctx.examples[static_cast<size_t>(a.slot)];
-  return a.kind == Arg::Kind::Constant ? a.constant : c10::IValue();
-}
-
 // A weight that requires grad cannot be a TorchScript constant; an inference graph needs none.
 BuildArg build_arg(const Arg& a) {
   if (a.kind == Arg::Kind::Slot) return BuildArg(Val{a.slot});
@@ -73,10 +68,7 @@ BuildArg build_arg(const Arg& a) {
 // dtype and one device.
 bool fits(const PassContext& ctx, const GraphOp& linear) {
   if (linear.name != "aten::linear" || linear.args.size() != 3 || linear.outputs.size() != 1) return false;
-  for (const Arg& a : linear.args) {
-    if (a.kind != Arg::Kind::Slot && a.kind != Arg::Kind::Constant) return false;
-  }
-  const c10::IValue x = example(ctx, linear.args[0]), w = example(ctx, linear.args[1]), b = example(ctx, linear.args[2]);
+  const c10::IValue x = example_value(ctx, linear.args[0]), w = example_value(ctx, linear.args[1]), b = example_value(ctx, linear.args[2]);
   if (!x.isTensor() || !w.isTensor() || !b.isTensor()) return false;  // no bias: nothing for the epilogue to add
   const at::Tensor &xt = x.toTensor(), &wt = w.toTensor(), &bt = b.toTensor();
   return xt.dim() >= 2 && xt.size(-1) > 0 && wt.dim() == 2 && wt.size(0) > 0 && bt.dim() == 1 && bt.size(0) == wt.size(0) && xt.is_floating_point() &&
@@ -97,7 +89,8 @@ std::vector<std::string> fuse_linear_activation(PassContext& ctx) {
   std::map<int, size_t> activation_of_slot;  // a linear's output -> the activation that alone reads it
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const GraphOp& op = g.ops[i];
-    if (!activation_of(op).empty() && op.args[0].kind == Arg::Kind::Slot && readers[static_cast<size_t>(op.args[0].slot)] == 1) {
+    if (!activation_of(op).empty() && op.args[0].kind == Arg::Kind::Slot && readers[static_cast<size_t>(op.args[0].slot)] == 1 &&
+        op.outputs.size() == 1 && ctx.examples[static_cast<size_t>(op.outputs[0])].isTensor()) {
       activation_of_slot[op.args[0].slot] = i;
     }
   }
@@ -116,13 +109,8 @@ std::vector<std::string> fuse_linear_activation(PassContext& ctx) {
     }
     const GraphOp& activation = original[act->second];
     const std::string name = activation_of(activation);
-    const c10::IValue out = ctx.examples[static_cast<size_t>(activation.outputs[0])];
-    if (!out.isTensor()) {
-      g.ops.push_back(std::move(op));
-      continue;
-    }
-    Val v = b.emit(kLinearActivationOp, {build_arg(op.args[0]), build_arg(op.args[1]), build_arg(op.args[2]), name.c_str()}, &op,
-                   out.toTensor());
+    const at::Tensor out = ctx.examples[static_cast<size_t>(activation.outputs[0])].toTensor();  // a copy: emit grows examples
+    Val v = b.emit(kLinearActivationOp, {build_arg(op.args[0]), build_arg(op.args[1]), build_arg(op.args[2]), name.c_str()}, &op, out);
     b.rename(activation.outputs[0], v.slot);
     absorbed.insert(act->second);
     fused.push_back(fmt::format("linear_{} (cuBLASLt epilogue): aten::linear, {}", name == "relu" ? "relu" : "gelu", activation.name));

@@ -42,6 +42,9 @@ bool writes_outside_graph(const CapturedGraph& g);
 // Shared by the passes.
 bool is_pure_op(const std::string& name);
 bool is_view_op(const std::string& name);
+// An argument's value in the example run: a slot's example, a constant itself (None for a symbolic
+// size or a list).
+c10::IValue example_value(const PassContext& ctx, const Arg& a);
 // Slots each op reads (through lists too).
 std::vector<int> slots_read(const GraphOp& op);
 // Replaces reads of `from` by `to` in every op after position `after` and in the outputs (when

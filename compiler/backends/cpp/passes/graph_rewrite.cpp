@@ -52,6 +52,11 @@ std::vector<int> slots_read(const GraphOp& op) {
   return out;
 }
 
+c10::IValue example_value(const PassContext& ctx, const Arg& a) {
+  if (a.kind == Arg::Kind::Slot) return ctx.examples[static_cast<size_t>(a.slot)];
+  return a.kind == Arg::Kind::Constant ? a.constant : c10::IValue();
+}
+
 bool replace_uses(CapturedGraph& g, int from, const Arg& to) {
   bool is_output = std::find(g.outputs.begin(), g.outputs.end(), from) != g.outputs.end();
   if (is_output && to.kind != Arg::Kind::Slot) return false;

@@ -12,15 +12,10 @@ namespace {
 
 bool is_constant(const Arg& a) { return a.kind == Arg::Kind::Constant; }
 
-// The value of argument `a` in the example run.
-c10::IValue example(const PassContext& ctx, const Arg& a) {
-  return a.kind == Arg::Kind::Slot ? ctx.examples[static_cast<size_t>(a.slot)] : a.constant;
-}
-
 // A parameter argument as the builder takes it, or false when it is neither a tensor of `x`'s
 // dtype and channel count nor None.
 bool parameter(const PassContext& ctx, const Arg& a, const at::Tensor& x, BuildArg* out, bool* present) {
-  c10::IValue v = example(ctx, a);
+  c10::IValue v = example_value(ctx, a);
   if (a.kind == Arg::Kind::Constant && v.isNone()) {
     *present = false;
     return true;
