@@ -87,7 +87,9 @@ class CudaBackend : public Backend {
     run_inference_passes(ctx);
     // A linear's ReLU or tanh-GELU in cuBLASLt's epilogue (on the CPU the same op, unfused, so
     // that the emulation runs the program the GPU gets).
+    // The A/B switches, read (and a malformed one refused) once, whether or not kernels come of it.
     const CudaFeatures features = cuda_features_from_env();
+    const LaunchLimits limits = device.is_cuda() ? launch_limits_from_env(LaunchLimits{}) : emulation_limits();
     const std::vector<std::string> epilogues = features.linear_epilogues ? fuse_linear_activation(ctx) : std::vector<std::string>{};
     // On a GPU, convolutions in the layout that measures faster; the examples then carry the
     // layouts eager gives every value, which the fused kernels follow.
@@ -135,14 +137,14 @@ class CudaBackend : public Backend {
         if (device.is_cuda()) {
           phase.begin("load");
           report.cache_hit = cubin_hit;
-          calls = device_calls(unit, cubin, device);
+          calls = device_calls(unit, cubin, device, limits);
         } else {
           // 6. Emulation: the same source for the CPU through the system compiler.
           phase.begin("cc");
           KernelLibraryResult lib = builder.compile(emulation_source(unit));
           report.cache_hit = lib.cache_hit && cubin_hit;
           library = lib.library;
-          calls = emulated_calls(unit, *library);
+          calls = emulated_calls(unit, *library, limits);
           built += "; run on the CPU in emulation (cuda_emulation.h)";
         }
       }
@@ -194,9 +196,8 @@ class CudaBackend : public Backend {
     return builder;
   }
 
-  static std::vector<KernelCall> emulated_calls(const CudaUnit& unit, const LoadedLibrary& library) {
+  static std::vector<KernelCall> emulated_calls(const CudaUnit& unit, const LoadedLibrary& library, const LaunchLimits& limits) {
     using EmulateFn = void (*)(const void*, unsigned, unsigned);
-    const LaunchLimits limits = emulation_limits();
     std::vector<KernelCall> calls;
     for (const auto& k : unit.kernels) {
       auto fn = reinterpret_cast<EmulateFn>(library.symbol(k.symbol + "_emulate"));
@@ -211,9 +212,9 @@ class CudaBackend : public Backend {
     return calls;
   }
 
-  static std::vector<KernelCall> device_calls(const CudaUnit& unit, const std::string& cubin, const c10::Device& device) {
+  static std::vector<KernelCall> device_calls(const CudaUnit& unit, const std::string& cubin, const c10::Device& device,
+                                              const LaunchLimits& limits) {
     std::shared_ptr<CudaModule> module = CudaDriver::shared().load(cubin, device.index());
-    const LaunchLimits limits = launch_limits_from_env(LaunchLimits{});
     std::vector<KernelCall> calls;
     for (const auto& k : unit.kernels) {
       CudaFunction fn = module->function(k.symbol);
