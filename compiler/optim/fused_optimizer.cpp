@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "compiler/optim/optimizer_update.h"
 #include "core/error.h"
 
 namespace tcprof {
@@ -13,13 +14,17 @@ namespace {
 enum Scalar { kLr, kBeta1, kBeta2, kEps, kWeightDecay, kMomentum, kDecoupled, kCount };
 
 // One kernel source for every parameter set: the parameters are a list of arrays, split into
-// chunks that OpenMP threads share. Float arithmetic in torch::optim's order, so results agree to
-// rounding; scalars arrive as doubles and are rounded to float as LibTorch rounds them.
-constexpr const char* kSource = R"cpp(
-#include <cmath>
+// chunks that OpenMP threads share; each element's update is optimizer_update.h's, the same as
+// the CUDA step's. Scalars arrive as doubles and are rounded to float as LibTorch rounds them.
+constexpr const char* kPrologue = R"cpp(
+#include <math.h>
 #include <cstdint>
 #include <vector>
 
+#define TC_OPTIM_FN inline
+)cpp";
+
+constexpr const char* kLoops = R"cpp(
 namespace {
 constexpr int64_t kChunk = 16384;
 
@@ -39,17 +44,15 @@ void for_each_chunk(const int64_t* sizes, int64_t count, Update update) {
 }
 }  // namespace
 
-// `per_param`: each parameter's step size and sqrt of its bias correction (parameters count their
-// own steps, as torch::optim does).
+// `per_param`: each parameter's step size and sqrt of its bias correction.
 extern "C" void tcprof_adam_step(float* const* p, const float* const* g, float* const* m,
                                  float* const* v, const int64_t* sizes, int64_t count,
                                  const double* s, const double* per_param) {
-  const float b1 = (float)s[1], b2 = (float)s[2], eps = (float)s[3], wd = (float)s[4];
-  const float one_minus_b1 = (float)(1 - s[1]), one_minus_b2 = (float)(1 - s[2]);
-  // AdamW (s[6] != 0) decays the parameter itself, p * (1 - lr * wd), before the update; Adam adds
-  // wd * p to the gradient (L2).
-  const bool decoupled = s[6] != 0, decay = s[4] != 0 && !decoupled;
-  const float keep = (float)(1 - s[0] * s[4]);
+  tc_adam_scalars k;
+  k.b1 = (float)s[1], k.b2 = (float)s[2], k.eps = (float)s[3], k.wd = (float)s[4];
+  k.one_minus_b1 = (float)(1 - s[1]), k.one_minus_b2 = (float)(1 - s[2]);
+  k.decoupled = s[6] != 0, k.decay = s[4] != 0 && !k.decoupled;
+  k.keep = (float)(1 - s[0] * s[4]);
   for_each_chunk(sizes, count, [&](int64_t i, int64_t begin, int64_t end) {
     const float neg_step = (float)(-per_param[2 * i]), sqrt_bias2 = (float)per_param[2 * i + 1];
     float* __restrict pi = p[i];
@@ -57,16 +60,7 @@ extern "C" void tcprof_adam_step(float* const* p, const float* const* g, float* 
     float* __restrict mi = m[i];
     float* __restrict vi = v[i];
     #pragma omp simd
-    for (int64_t j = begin; j < end; ++j) {
-      const float pj = decoupled ? pi[j] * keep : pi[j];
-      float grad = decay ? gi[j] + wd * pj : gi[j];
-      float mj = mi[j] * b1 + grad * one_minus_b1;
-      float vj = vi[j] * b2 + one_minus_b2 * (grad * grad);
-      mi[j] = mj;
-      vi[j] = vj;
-      float denom = std::sqrt(vj) / sqrt_bias2 + eps;
-      pi[j] = pj + neg_step * (mj / denom);
-    }
+    for (int64_t j = begin; j < end; ++j) tc_adam_update(pi[j], gi[j], mi[j], vi[j], k, neg_step, sqrt_bias2);
   });
 }
 
@@ -81,18 +75,24 @@ extern "C" void tcprof_sgd_step(float* const* p, const float* const* g, float* c
     float* __restrict pi = p[i];
     const float* __restrict gi = g[i];
     float* __restrict bi = buf[i];
-    #pragma omp simd
-    for (int64_t j = begin; j < end; ++j) {
-      float d = decay ? gi[j] + wd * pi[j] : gi[j];
-      if (use_momentum) {
-        d = first ? d : bi[j] * momentum + d;
-        bi[j] = d;
+    if (use_momentum) {
+      #pragma omp simd
+      for (int64_t j = begin; j < end; ++j) tc_sgd_update(pi[j], gi[j], bi[j], neg_lr, wd, momentum, decay, true, first);
+    } else {
+      #pragma omp simd
+      for (int64_t j = begin; j < end; ++j) {
+        float unused = 0;
+        tc_sgd_update(pi[j], gi[j], unused, neg_lr, wd, momentum, decay, false, false);
       }
-      pi[j] = pi[j] + neg_lr * d;
     }
   });
 }
 )cpp";
+
+const std::string& kernel_source() {
+  static const std::string source = std::string(kPrologue) + optimizer_update_source() + kLoops;
+  return source;
+}
 
 }  // namespace
 
@@ -118,12 +118,12 @@ FusedOptimizer::FusedOptimizer(std::vector<at::Tensor> params, FusedOptimizerOpt
     if (adam || options_.momentum != 0) state1_.push_back(at::zeros_like(p));
     if (adam) state2_.push_back(at::zeros_like(p));
   }
-  KernelLibraryResult built = KernelLibraryBuilder::shared().compile(kSource);
+  KernelLibraryResult built = KernelLibraryBuilder::shared().compile(kernel_source());
   library_ = built.library;
   step_fn_ = reinterpret_cast<StepFn>(library_->symbol(adam ? "tcprof_adam_step" : "tcprof_sgd_step"));
 }
 
-const char* FusedOptimizer::source() { return kSource; }
+const std::string& FusedOptimizer::source() { return kernel_source(); }
 
 std::string describe_optimizer_step(const FusedOptimizerOptions& o, const std::vector<at::Tensor>& params,
                                     const std::string& where) {

@@ -43,7 +43,7 @@ class FusedOptimizer {
 
   // The generated kernel's source (the same for every parameter set) and a line describing this
   // step ("adam over 53 parameters, 3.49 M elements: lr 0.001, betas 0.9 0.999, eps 1e-08").
-  static const char* source();
+  static const std::string& source();
   std::string describe() const;
 
   // Drops the gradients, as PyTorch's zero_grad() (set_to_none, its default since 2.0) and
