@@ -123,7 +123,7 @@ class CudaBackend : public Backend {
         if (arch.empty()) arch = "sm_90";
         std::string why_no_nvrtc;
         std::string cubin;
-        KernelLibraryBuilder& builder = own_compiler_ ? *own_compiler_ : emulation_compiler();
+        KernelLibraryBuilder& builder = own_compiler_ ? *own_compiler_ : cuda_emulation_compiler();
         bool cubin_hit = true;
         if (device.is_cuda() || NvrtcCompiler::available(&why_no_nvrtc)) {
           CachedCubin r = cached_cubin(NvrtcCompiler::shared(), unit.source, arch, builder.cache_dir());
@@ -186,16 +186,6 @@ class CudaBackend : public Backend {
   }
 
  private:
-  // Emulated kernels link no OpenMP: a block runs on the calling thread.
-  static KernelLibraryBuilder& emulation_compiler() {
-    static KernelLibraryBuilder builder([] {
-      KernelLibraryOptions o;
-      o.openmp = false;
-      return o;
-    }());
-    return builder;
-  }
-
   static std::vector<KernelCall> emulated_calls(const CudaUnit& unit, const LoadedLibrary& library, const LaunchLimits& limits) {
     using EmulateFn = void (*)(const void*, unsigned, unsigned);
     std::vector<KernelCall> calls;

@@ -133,4 +133,13 @@ std::string emulation_source(const CudaUnit& unit) {
   return s;
 }
 
+KernelLibraryBuilder& cuda_emulation_compiler() {
+  static KernelLibraryBuilder builder([] {
+    KernelLibraryOptions o;
+    o.openmp = false;
+    return o;
+  }());
+  return builder;
+}
+
 }  // namespace tcprof

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "compiler/backends/cuda/codegen_cuda.h"
+#include "compiler/toolchain/kernel_library.h"
 
 namespace tcprof {
 
@@ -18,5 +19,9 @@ const char* cuda_emulation_header();
 //   extern "C" void SYMBOL_emulate(const void* params, unsigned grid, unsigned block)
 // that runs the kernel's grid on `block` threads with the packed params (cuda_launch.h).
 std::string emulation_source(const CudaUnit& unit);
+
+// The process's compiler for emulation units: the default kernel cache, no OpenMP (a block runs
+// on the calling thread).
+KernelLibraryBuilder& cuda_emulation_compiler();
 
 }  // namespace tcprof
