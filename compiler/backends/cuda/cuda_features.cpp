@@ -20,9 +20,10 @@ CudaFeatures cuda_features_from_env() {
     if (name == "vectors") f.vectors = false;
     else if (name == "row-registers") f.row_registers = false;
     else if (name == "linear-epilogues") f.linear_epilogues = false;
+    else if (name == "optimizer-kernel") f.optimizer_kernel = false;
     else if (!name.empty()) {
       throw Error(ErrorKind::Usage, fmt::format("TCPROF_CUDA_OFF: unknown feature '{}' (known: vectors, row-registers, "
-                                                "linear-epilogues; unset it to keep them all)", name));
+                                                "linear-epilogues, optimizer-kernel; unset it to keep them all)", name));
     }
   }
   return f;
