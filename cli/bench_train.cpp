@@ -67,6 +67,54 @@ std::vector<at::Tensor> trainable(LoadedModel& m) {
 
 double ms(const std::vector<int64_t>& samples) { return analysis::median(samples) / 1e6; }
 
+struct OptimizerTiming {
+  std::string name;
+  double ms = 0;
+};
+
+// Every kernel that can take the optimizer step, timed alone on its own copy of `params` with
+// their gradients, round-robin, each step between two waits for the device: which one is fastest
+// on this machine, measured in the same process (on a GPU: tcprof's CUDA kernel, LibTorch's fused
+// kernels and torch::optim).
+std::vector<OptimizerTiming> time_optimizer_kernels(const OptimizerChoice& o, const std::vector<at::Tensor>& params,
+                                                    int iters) {
+  struct Candidate {
+    OptimizerStep step;
+    std::vector<int64_t> ns;
+  };
+  std::vector<Candidate> candidates;
+  for (OptimizerKernel kernel : {OptimizerKernel::Generated, OptimizerKernel::TcprofCuda, OptimizerKernel::LibTorch,
+                                 OptimizerKernel::TorchOptim}) {
+    if (!why_optimizer_cannot_run(kernel, params).empty()) continue;
+    std::vector<at::Tensor> copies;
+    {
+      at::NoGradGuard no_grad;
+      for (const auto& p : params) {
+        at::Tensor c = p.detach().clone().set_requires_grad(true);
+        if (p.grad().defined()) c.mutable_grad() = p.grad().detach().clone();
+        copies.push_back(c);
+      }
+    }
+    try {
+      candidates.push_back({make_optimizer_with(kernel, o, copies), {}});
+    } catch (const Error&) {
+      continue;  // not built here (no NVRTC, say): the step's own choice said why
+    }
+  }
+  const c10::Device device = params.front().device();
+  for (int i = -2; i < iters; ++i) {  // two untimed rounds first
+    for (auto& c : candidates) {
+      int64_t start = now_ns_after_device(device);
+      c.step.step();
+      int64_t end = now_ns_after_device(device);
+      if (i >= 0) c.ns.push_back(end - start);
+    }
+  }
+  std::vector<OptimizerTiming> out;
+  for (const auto& c : candidates) out.push_back({c.step.name, ms(c.ns)});
+  return out;
+}
+
 }  // namespace
 
 void run_train_bench(const TrainBenchOptions& o) {
@@ -134,6 +182,7 @@ void run_train_bench(const TrainBenchOptions& o) {
     eager.step(inputs, loss_options, true);
     tcprof.step(inputs, loss_options, true);
   }
+  const std::vector<OptimizerTiming> kernels = time_optimizer_kernels(o.optimizer, tcprof.params, o.iters);
   const double load_after = load_average();
   finish_session(s);
   std::error_code ignored;
@@ -143,11 +192,13 @@ void run_train_bench(const TrainBenchOptions& o) {
   const double eager_opt = ms(eager.optimizer_ns), tcprof_opt = ms(tcprof.optimizer_ns);
   const std::string note = backward_note(*compiled, o.model.backend);
   if (o.model.json) {
+    nlohmann::json kernels_json = nlohmann::json::array();
+    for (const auto& k : kernels) kernels_json.push_back({{"name", k.name}, {"ms", k.ms}});
     nlohmann::json j = {{"eager_ms", eager_ms}, {"compiled_ms", tcprof_ms}, {"speedup", eager_ms / tcprof_ms},
                         {"baselines", {{"eager", eager_ms}}}, {"train", true},
                         {"optimizer", {{"eager", eager.optimizer.name}, {"compiled", tcprof.optimizer.name},
                                        {"eager_ms", eager_opt}, {"compiled_ms", tcprof_opt},
-                                       {"speedup", eager_opt / tcprof_opt}}},
+                                       {"speedup", eager_opt / tcprof_opt}, {"kernels", kernels_json}}},
                         {"forward_backward", {{"eager_ms", eager_ms - eager_opt}, {"compiled_ms", tcprof_ms - tcprof_opt}}},
                         {"compile_s", cold_s}, {"warm_compile_s", warm_s}, {"threads", o.threads}, {"iters", o.iters},
                         {"backend", o.model.backend}, {"graph_breaks", compiled->stats().graph_breaks},
@@ -168,6 +219,9 @@ void run_train_bench(const TrainBenchOptions& o) {
     std::cout << fmt::format("  {:<34} {:>10.3f} {:>8.2f}x {:>15.3f} {:>8.2f}x\n", t->name + " + " + t->optimizer.name,
                              step, eager_ms / step, opt, eager_opt / opt);
   }
+  std::string alone;
+  for (const auto& k : kernels) alone += fmt::format("{}{} {:.3f} ms", alone.empty() ? "" : " · ", k.name, k.ms);
+  std::cout << fmt::format("  optimizer step alone, each kernel on its own copy: {}\n", alone);
   std::cout << fmt::format("  compile {:.3f} s cold, {:.3f} s warm · {}\n", cold_s, warm_s, note);
   std::cout << load_line(load_before, load_after, o.threads);
 }

@@ -4,6 +4,8 @@
 #include <torch/optim.h>
 
 #include "cli/text_format.h"
+#include "compiler/backends/cuda/cuda_features.h"
+#include "compiler/optim/cuda_fused_optimizer.h"
 #include "compiler/optim/fused_optimizer.h"
 #include "compiler/optim/libtorch_fused_optimizer.h"
 #include "compiler/runtime/input_generator.h"
@@ -111,26 +113,56 @@ at::Tensor compute_loss(const LossOptions& o, const at::Tensor& out, int64_t bat
   return at::cross_entropy_loss(out.reshape({-1, classes}), target.reshape({-1}));
 }
 
-OptimizerStep make_optimizer(const OptimizerChoice& o, std::vector<at::Tensor> params, bool fused) {
-  check_optimizer(o);
-  const double wd = o.weight_decay >= 0 ? o.weight_decay : (o.kind == "adamw" ? 0.01 : 0.0);
+namespace {
+
+FusedOptimizerOptions fused_options(const OptimizerChoice& o) {
   FusedOptimizerOptions f;
   f.kind = o.kind;
   f.lr = o.lr;
-  f.weight_decay = wd;
+  f.weight_decay = o.weight_decay >= 0 ? o.weight_decay : (o.kind == "adamw" ? 0.01 : 0.0);
   f.momentum = o.momentum;
-  if (fused && FusedOptimizer::unsupported_reason(params).empty()) {
-    auto step = std::make_shared<FusedOptimizer>(params, f);
-    return {"fused " + o.kind, "fused " + step->describe(), FusedOptimizer::source(), [step] { step->zero_grad(); },
-            [step] { step->step(); }};
+  return f;
+}
+
+template <typename Step>
+OptimizerStep step_of(std::shared_ptr<Step> step, std::string name, std::string description, std::string code) {
+  return {std::move(name), std::move(description), std::move(code), [step] { step->zero_grad(); }, [step] { step->step(); }};
+}
+
+}  // namespace
+
+std::string why_optimizer_cannot_run(OptimizerKernel kernel, const std::vector<at::Tensor>& params) {
+  switch (kernel) {
+    case OptimizerKernel::Generated: return FusedOptimizer::unsupported_reason(params);
+    case OptimizerKernel::TcprofCuda:
+      if (params.empty() || !params.front().is_cuda()) return "the parameters are not on a GPU";
+      return CudaFusedOptimizer::unsupported_reason(params);
+    case OptimizerKernel::LibTorch: return LibTorchFusedOptimizer::unsupported_reason(params);
+    case OptimizerKernel::TorchOptim: return "";
   }
-  // Parameters on a GPU: LibTorch's multi-tensor fused kernels, one launch for the whole step.
-  if (fused && LibTorchFusedOptimizer::unsupported_reason(params).empty()) {
-    auto step = std::make_shared<LibTorchFusedOptimizer>(params, f);
-    return {"fused " + o.kind + " (LibTorch)", "fused " + step->describe(), "", [step] { step->zero_grad(); },
-            [step] { step->step(); }};
+  return "";
+}
+
+OptimizerStep make_optimizer_with(OptimizerKernel kernel, const OptimizerChoice& o, std::vector<at::Tensor> params) {
+  check_optimizer(o);
+  const FusedOptimizerOptions f = fused_options(o);
+  switch (kernel) {
+    case OptimizerKernel::Generated: {
+      auto step = std::make_shared<FusedOptimizer>(params, f);
+      return step_of(step, "fused " + o.kind, "fused " + step->describe(), FusedOptimizer::source());
+    }
+    case OptimizerKernel::TcprofCuda: {
+      auto step = std::make_shared<CudaFusedOptimizer>(params, f);
+      return step_of(step, "fused " + o.kind + " (tcprof CUDA)", "fused " + step->describe(), CudaFusedOptimizer::source());
+    }
+    case OptimizerKernel::LibTorch: {
+      auto step = std::make_shared<LibTorchFusedOptimizer>(params, f);
+      return step_of(step, "fused " + o.kind + " (LibTorch)", "fused " + step->describe(), "");
+    }
+    case OptimizerKernel::TorchOptim: break;
   }
   std::shared_ptr<torch::optim::Optimizer> opt;
+  const double wd = f.weight_decay;
   if (o.kind == "sgd") {
     opt = std::make_shared<torch::optim::SGD>(params, torch::optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(wd));
   } else if (o.kind == "adam") {
@@ -143,6 +175,31 @@ OptimizerStep make_optimizer(const OptimizerChoice& o, std::vector<at::Tensor> p
   std::string description = fmt::format("torch::optim {} over {} parameters, {:.2f} M elements: lr {}, weight decay {}",
                                         o.kind, params.size(), static_cast<double>(elements) / 1e6, o.lr, wd);
   return {"torch::optim " + o.kind, description, "", [opt] { opt->zero_grad(); }, [opt] { opt->step(); }};
+}
+
+OptimizerStep make_optimizer(const OptimizerChoice& o, std::vector<at::Tensor> params, bool fused) {
+  check_optimizer(o);
+  if (!fused) return make_optimizer_with(OptimizerKernel::TorchOptim, o, std::move(params));
+  if (why_optimizer_cannot_run(OptimizerKernel::Generated, params).empty()) {
+    return make_optimizer_with(OptimizerKernel::Generated, o, std::move(params));
+  }
+  // Parameters on a GPU: tcprof's CUDA kernel, one launch for the whole step; LibTorch's
+  // multi-tensor fused kernels where it cannot run (not float32, no NVRTC or driver) or where
+  // TCPROF_CUDA_OFF=optimizer-kernel turns it off for an A/B.
+  std::string why_not_ours;
+  if (cuda_features_from_env().optimizer_kernel && why_optimizer_cannot_run(OptimizerKernel::TcprofCuda, params).empty()) {
+    try {
+      return make_optimizer_with(OptimizerKernel::TcprofCuda, o, params);
+    } catch (const Error& e) {
+      why_not_ours = fmt::format(" (tcprof's CUDA kernel could not be built: {})", e.what());
+    }
+  }
+  if (why_optimizer_cannot_run(OptimizerKernel::LibTorch, params).empty()) {
+    OptimizerStep step = make_optimizer_with(OptimizerKernel::LibTorch, o, std::move(params));
+    step.description += why_not_ours;
+    return step;
+  }
+  return make_optimizer_with(OptimizerKernel::TorchOptim, o, std::move(params));
 }
 
 std::string backward_note(const CompiledModule& m, const std::string& backend) {

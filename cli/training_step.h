@@ -32,7 +32,7 @@ at::Tensor first_tensor(const c10::IValue& v);
 at::Tensor compute_loss(const LossOptions& o, const at::Tensor& out, int64_t batch);
 
 struct OptimizerStep {
-  std::string name;         // "fused adam" | "fused adam (LibTorch)" | "torch::optim adam" ...
+  std::string name;         // "fused adam" | "fused adam (tcprof CUDA)" | "fused adam (LibTorch)" | "torch::optim adam" ...
   std::string description;  // "fused adam over 53 parameters, 3.49 M elements: lr 0.001, ..."
   std::string code;         // the generated kernel's source; empty for torch::optim
   std::function<void()> zero_grad, step;
@@ -50,9 +50,17 @@ void add_optimizer_options(CLI::App* cmd, OptimizerChoice& o, const std::string&
 void check_optimizer(const OptimizerChoice& o);
 
 // `fused`: the generated kernel over all parameters (compiler/optim) where the parameters allow
-// it (CPU float32), else LibTorch's fused multi-tensor kernels where the linked LibTorch has them
-// (parameters on a GPU); torch::optim's otherwise, or when not `fused`.
+// it (CPU float32); on a GPU tcprof's CUDA kernel (float32), else LibTorch's fused multi-tensor
+// kernels where the linked LibTorch has them; torch::optim's otherwise, or when not `fused`.
 OptimizerStep make_optimizer(const OptimizerChoice& o, std::vector<at::Tensor> params, bool fused);
+
+// The kernels an optimizer step can take, for make_optimizer's choice and for bench --train's
+// side-by-side of them on the same parameters.
+enum class OptimizerKernel { Generated, TcprofCuda, LibTorch, TorchOptim };
+// "" when `kernel` can step `params`, else why not (the kernel's own reason).
+std::string why_optimizer_cannot_run(OptimizerKernel kernel, const std::vector<at::Tensor>& params);
+// The step through `kernel`; throws Error when it cannot take `params` or cannot be built.
+OptimizerStep make_optimizer_with(OptimizerKernel kernel, const OptimizerChoice& o, std::vector<at::Tensor> params);
 
 // Where the backward ran: "compiled forward and backward for 1 of 1 graph", with the first reason
 // a graph's backward runs through LibTorch; or LibTorch autograd under another backend.

@@ -237,6 +237,9 @@ if train:
     timings["gpt_train_step"] = {"eager_step_ms": train.get("eager_ms"), "tcprof_step_ms": train.get("compiled_ms"),
                                  "torch_optim_adam_ms": opt.get("eager_ms"), "fused_adam_ms": opt.get("compiled_ms")}
     timings["gpt_train_step"]["fused_optimizer"] = opt.get("compiled")
+    # Each optimizer kernel alone on the same parameters (tcprof's CUDA kernel, LibTorch's, torch::optim).
+    for k in opt.get("kernels") or []:
+        timings["gpt_train_step"][k["name"] + " alone ms"] = k["ms"]
 ctest = ""
 log = os.path.join(out, "logs", "ctest.log")
 if os.path.exists(log):

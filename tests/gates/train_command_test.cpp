@@ -115,6 +115,15 @@ TEST(TrainCommand, BenchTrainTimesTheStepAndTheOptimizer) {
   EXPECT_EQ(j["optimizer"]["compiled"], "fused adam");
   EXPECT_EQ(j["optimizer"]["eager"], "torch::optim adam");
   EXPECT_GT(j["optimizer"]["speedup"].get<double>(), 0);
+  // Each kernel that can take the step, timed alone on the same parameters: here the generated
+  // one and torch::optim's (and LibTorch's fused CPU kernels where LibTorch has them).
+  std::set<std::string> kernels;
+  for (const auto& k : j["optimizer"]["kernels"]) {
+    kernels.insert(k["name"].get<std::string>());
+    EXPECT_GT(k["ms"].get<double>(), 0) << k.dump();
+  }
+  EXPECT_TRUE(kernels.count("fused adam") && kernels.count("torch::optim adam")) << j["optimizer"].dump();
+  EXPECT_EQ(kernels.count("fused adam (tcprof CUDA)"), 0u) << "tcprof's CUDA kernel only for parameters on a GPU";
   EXPECT_EQ(j["note"], "compiled forward and backward for 1 of 1 graph");
   EXPECT_EQ(tcprof("bench " + sample_model("gpt_tiny") + kGpt + "--db none", true).exit_code, 2)
       << "--target without --train";
