@@ -159,9 +159,7 @@ std::string CudaFusedOptimizer::unsupported_reason(const std::vector<at::Tensor>
 
 CudaFusedOptimizer::CudaFusedOptimizer(std::vector<at::Tensor> params, FusedOptimizerOptions options)
     : params_(std::move(params)), options_(std::move(options)), kernel_(std::make_unique<Kernel>()) {
-  if (options_.kind != "adam" && options_.kind != "adamw" && options_.kind != "sgd") {
-    throw Error(ErrorKind::Usage, fmt::format("unknown optimizer '{}' (use sgd, adam or adamw)", options_.kind));
-  }
+  check_fused_optimizer_kind(options_.kind);
   std::string why = unsupported_reason(params_);
   if (!why.empty()) throw Error(ErrorKind::Usage, "tcprof's CUDA optimizer step cannot run: " + why);
   const bool adam = options_.kind != "sgd";

@@ -107,9 +107,7 @@ std::string FusedOptimizer::unsupported_reason(const std::vector<at::Tensor>& pa
 
 FusedOptimizer::FusedOptimizer(std::vector<at::Tensor> params, FusedOptimizerOptions options)
     : params_(std::move(params)), options_(options) {
-  if (options_.kind != "adam" && options_.kind != "adamw" && options_.kind != "sgd") {
-    throw Error(ErrorKind::Usage, fmt::format("unknown optimizer '{}' (use sgd, adam or adamw)", options_.kind));
-  }
+  check_fused_optimizer_kind(options_.kind);
   std::string why = unsupported_reason(params_);
   if (!why.empty()) throw Error(ErrorKind::Usage, "the fused optimizer step needs CPU float32 parameters: " + why);
   const bool adam = options_.kind != "sgd";
@@ -124,6 +122,12 @@ FusedOptimizer::FusedOptimizer(std::vector<at::Tensor> params, FusedOptimizerOpt
 }
 
 const std::string& FusedOptimizer::source() { return kernel_source(); }
+
+void check_fused_optimizer_kind(const std::string& kind) {
+  if (kind != "adam" && kind != "adamw" && kind != "sgd") {
+    throw Error(ErrorKind::Usage, fmt::format("unknown optimizer '{}' (use sgd, adam or adamw)", kind));
+  }
+}
 
 std::string describe_optimizer_step(const FusedOptimizerOptions& o, const std::vector<at::Tensor>& params,
                                     const std::string& where) {

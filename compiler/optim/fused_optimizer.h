@@ -28,6 +28,9 @@ struct FusedOptimizerOptions {
   double weight_decay = 0;  // adam, sgd: L2, added to the gradient; adamw: decoupled (torch::optim's)
 };
 
+// Throws Error(Usage) unless `kind` is adam, adamw or sgd: every fused step's first check.
+void check_fused_optimizer_kind(const std::string& kind);
+
 // "adam over 53 parameters, 3.49 M elements{where}: lr 0.001, betas 0.9 0.999, eps 1e-08[, ...]":
 // the one description of a fused step, whichever kernel takes it (`where` may be empty).
 std::string describe_optimizer_step(const FusedOptimizerOptions& options, const std::vector<at::Tensor>& params,

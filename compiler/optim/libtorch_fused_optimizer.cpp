@@ -36,9 +36,7 @@ std::string LibTorchFusedOptimizer::unsupported_reason(const std::vector<at::Ten
 
 LibTorchFusedOptimizer::LibTorchFusedOptimizer(std::vector<at::Tensor> params, FusedOptimizerOptions options)
     : params_(std::move(params)), options_(std::move(options)) {
-  if (options_.kind != "adam" && options_.kind != "adamw" && options_.kind != "sgd") {
-    throw Error(ErrorKind::Usage, fmt::format("unknown optimizer '{}' (use sgd, adam or adamw)", options_.kind));
-  }
+  check_fused_optimizer_kind(options_.kind);
   std::string why = unsupported_reason(params_);
   if (!why.empty()) throw Error(ErrorKind::Usage, "LibTorch's fused optimizer step cannot run: " + why);
   const bool adam = options_.kind != "sgd";

@@ -24,12 +24,6 @@ using testing::clones;
 using testing::optimizer_params;
 using testing::set_same_grads;
 
-std::vector<c10::Device> devices() {
-  std::vector<c10::Device> out{c10::kCPU};
-  if (torch::cuda::is_available()) out.emplace_back(c10::kCUDA, 0);
-  return out;
-}
-
 // optimizer_params with an empty parameter between the others (it has no chunk in the kernel's
 // table) and one more that starts 4 bytes into its buffer: contiguous, but off the 16-byte
 // alignment of a vector access (the emulation aborts on a misaligned one).
@@ -44,7 +38,7 @@ std::vector<at::Tensor> params_with_a_misaligned_one(c10::Device device) {
 template <typename Reference>
 void expect_matches_over_steps(FusedOptimizerOptions o, int steps,
                                const std::function<Reference(std::vector<at::Tensor>)>& make_reference) {
-  for (c10::Device device : devices()) {
+  for (c10::Device device : testing::optimizer_devices()) {
     auto params = params_with_a_misaligned_one(device);
     ASSERT_EQ(CudaFusedOptimizer::unsupported_reason(params), "");
     auto start = clones(params);

@@ -6,7 +6,6 @@
 #include <string>
 
 #include <gtest/gtest.h>
-#include <torch/cuda.h>
 #include <torch/optim.h>
 
 #include "compiler/optim/libtorch_fused_optimizer.h"
@@ -19,15 +18,9 @@ using testing::clones;
 using testing::optimizer_params;
 using testing::set_same_grads;
 
-std::vector<c10::Device> devices() {
-  std::vector<c10::Device> out{c10::kCPU};
-  if (torch::cuda::is_available()) out.emplace_back(c10::kCUDA, 0);
-  return out;
-}
-
 template <typename Reference>
 void expect_matches_over_steps(FusedOptimizerOptions o, const std::function<Reference(std::vector<at::Tensor>)>& make_reference) {
-  for (c10::Device device : devices()) {
+  for (c10::Device device : testing::optimizer_devices()) {
     auto params = optimizer_params(7, device);
     const std::string why = LibTorchFusedOptimizer::unsupported_reason(params);
     if (!why.empty()) {

@@ -6,6 +6,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <torch/cuda.h>
 
 namespace tcprof::testing {
 
@@ -18,6 +19,13 @@ inline std::vector<at::Tensor> optimizer_params(uint64_t seed, c10::Device devic
     params.push_back(at::randn(shape, gen).to(device));
   }
   return params;
+}
+
+// The CPU, and the first GPU when there is one: each optimizer test runs on both.
+inline std::vector<c10::Device> optimizer_devices() {
+  std::vector<c10::Device> out{c10::kCPU};
+  if (torch::cuda::is_available()) out.emplace_back(c10::kCUDA, 0);
+  return out;
 }
 
 inline std::vector<at::Tensor> clones(const std::vector<at::Tensor>& params) {
