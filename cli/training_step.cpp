@@ -124,6 +124,9 @@ FusedOptimizerOptions fused_options(const OptimizerChoice& o) {
   return f;
 }
 
+// LibTorch's messages carry a C++ backtrace after their first line.
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
 template <typename Step>
 OptimizerStep step_of(std::shared_ptr<Step> step, std::string name, std::string description, std::string code) {
   return {std::move(name), std::move(description), std::move(code), [step] { step->zero_grad(); }, [step] { step->step(); }};
@@ -190,16 +193,15 @@ OptimizerStep make_optimizer(const OptimizerChoice& o, std::vector<at::Tensor> p
   if (cuda_features_from_env().optimizer_kernel && why_optimizer_cannot_run(OptimizerKernel::TcprofCuda, params).empty()) {
     try {
       return make_optimizer_with(OptimizerKernel::TcprofCuda, o, params);
-    } catch (const Error& e) {
-      why_not_ours = fmt::format(" (tcprof's CUDA kernel could not be built: {})", e.what());
+    } catch (const std::exception& e) {  // tcprof's errors and LibTorch's (no memory for the state)
+      why_not_ours = fmt::format(" (tcprof's CUDA kernel could not be built: {})", first_line(e.what()));
     }
   }
-  if (why_optimizer_cannot_run(OptimizerKernel::LibTorch, params).empty()) {
-    OptimizerStep step = make_optimizer_with(OptimizerKernel::LibTorch, o, std::move(params));
-    step.description += why_not_ours;
-    return step;
-  }
-  return make_optimizer_with(OptimizerKernel::TorchOptim, o, std::move(params));
+  OptimizerKernel kernel = why_optimizer_cannot_run(OptimizerKernel::LibTorch, params).empty() ? OptimizerKernel::LibTorch
+                                                                                                : OptimizerKernel::TorchOptim;
+  OptimizerStep step = make_optimizer_with(kernel, o, std::move(params));
+  step.description += why_not_ours;
+  return step;
 }
 
 std::string backward_note(const CompiledModule& m, const std::string& backend) {

@@ -22,7 +22,7 @@ namespace {
 
 constexpr int64_t kChunk = 16384;  // elements a block takes at a time (TC_OPTIM_CHUNK)
 constexpr unsigned kBlock = 256;
-constexpr unsigned kMaxGrid = 65535;
+constexpr unsigned kMaxGrid = 65535;  // blocks loop over the rest (grid-stride)
 constexpr int kEntryWords = 8;  // tc_optim_entry
 
 // The table entry of one parameter and the launch's argument, as the kernel reads them: every
@@ -128,6 +128,16 @@ uint64_t bits(double d) {
 }
 uint64_t address(const void* p) { return reinterpret_cast<uint64_t>(p); }
 
+// LibTorch's current stream on `device` (its kernels go there, so ours stay ordered with them).
+void* current_stream(const c10::Device& device) {
+  void* stream = nullptr;
+  const c10::Stream current = c10::impl::getDeviceGuardImpl(device.type())->getStream(device);
+  if (!compat::native_stream(current, &stream)) {
+    throw Error(ErrorKind::Input, "tcprof's CUDA optimizer step: this LibTorch does not give the current stream's handle");
+  }
+  return stream;
+}
+
 }  // namespace
 
 // The kernel as it runs here: a loaded CUBIN on the parameters' GPU, or the emulation's library.
@@ -154,7 +164,7 @@ std::string CudaFusedOptimizer::unsupported_reason(const std::vector<at::Tensor>
     if (!p.is_contiguous()) return "a parameter is not contiguous";
   }
   if (!device.is_cuda() && !device.is_cpu()) return fmt::format("parameters are on {}", device.str());
-  return "";
+  return shared_parameter_memory(params);
 }
 
 CudaFusedOptimizer::CudaFusedOptimizer(std::vector<at::Tensor> params, FusedOptimizerOptions options)
@@ -175,6 +185,7 @@ CudaFusedOptimizer::CudaFusedOptimizer(std::vector<at::Tensor> params, FusedOpti
     CachedCubin cubin = cached_cubin(NvrtcCompiler::shared(), source(), arch, KernelLibraryBuilder::shared().cache_dir());
     kernel_->module = CudaDriver::shared().load(cubin.cubin, device.index());
     kernel_->function = kernel_->module->function(symbol);
+    current_stream(device);  // a LibTorch that cannot name its stream refuses here, not at the first step
     target_ = arch;
     built_ = fmt::format("CUBIN for {} (NVRTC {}, {})", arch, NvrtcCompiler::shared().version(),
                          cubin.cache_hit ? "kernel cache hit" : fmt::format("compiled in {:.2f} s", cubin.compile_s));
@@ -203,11 +214,17 @@ void CudaFusedOptimizer::step() {
   const bool adam = options_.kind != "sgd";
   std::vector<uint64_t> table;
   int64_t chunks = 0;
+  // Every gradient is checked before any step count moves: a refused step changes nothing.
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const at::Tensor& grad = params_[i].grad();
+    if (!grad.defined()) continue;
+    TORCH_CHECK(grad.scalar_type() == at::kFloat && grad.device() == params_[i].device() && grad.sizes() == params_[i].sizes(),
+                "tcprof's CUDA optimizer step: parameter ", i, "'s gradient is ", grad.toString(), " ", grad.sizes(), " on ",
+                grad.device(), ", the parameter ", params_[i].sizes());
+  }
   for (size_t i = 0; i < params_.size(); ++i) {
     const at::Tensor& grad = params_[i].grad();
     if (!grad.defined()) continue;  // as torch::optim: no gradient, no step (and no step count)
-    TORCH_CHECK(grad.scalar_type() == at::kFloat && grad.device() == params_[i].device(),
-                "tcprof's CUDA optimizer step: parameter ", i, "'s gradient is ", grad.toString(), " on ", grad.device());
     if (!grad.is_contiguous()) params_[i].mutable_grad() = grad.contiguous();
     const int64_t t = ++param_steps_[i];
     const int64_t n = params_[i].numel();
@@ -254,12 +271,7 @@ void CudaFusedOptimizer::step() {
   at::Tensor on_device = at::empty({bytes}, at::TensorOptions().dtype(at::kByte).device(device));
   on_device.copy_(host, /*non_blocking=*/true);
   params[0] = address(on_device.data_ptr());
-  void* stream = nullptr;
-  const c10::Stream current = c10::impl::getDeviceGuardImpl(device.type())->getStream(device);
-  if (!compat::native_stream(current, &stream)) {
-    throw Error(ErrorKind::Internal, "tcprof's CUDA optimizer step: this LibTorch does not give the current stream's handle");
-  }
-  kernel_->module->launch(kernel_->function, grid, kBlock, params.data(), stream);
+  kernel_->module->launch(kernel_->function, grid, kBlock, params.data(), current_stream(device));
 }
 
 }  // namespace tcprof

@@ -1,5 +1,6 @@
 #include "compiler/optim/fused_optimizer.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -101,6 +102,34 @@ std::string FusedOptimizer::unsupported_reason(const std::vector<at::Tensor>& pa
     if (!p.device().is_cpu()) return fmt::format("a parameter is on {}", p.device().str());
     if (p.scalar_type() != at::kFloat) return fmt::format("a parameter is {}", c10::toString(p.scalar_type()));
     if (!p.is_contiguous()) return "a parameter is not contiguous";
+  }
+  return shared_parameter_memory(params);
+}
+
+std::string shared_parameter_memory(const std::vector<at::Tensor>& params) {
+  struct Span {
+    c10::Device device;
+    uintptr_t begin, end;
+    size_t index;
+  };
+  std::vector<Span> spans;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const at::Tensor& p = params[i];
+    if (p.numel() == 0) continue;
+    const auto begin = reinterpret_cast<uintptr_t>(p.data_ptr());
+    spans.push_back({p.device(), begin, begin + static_cast<uintptr_t>(p.numel() * p.element_size()), i});
+  }
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
+    return a.device.type() != b.device.type()   ? a.device.type() < b.device.type()
+           : a.device.index() != b.device.index() ? a.device.index() < b.device.index()
+                                                  : a.begin < b.begin;
+  });
+  for (size_t k = 1; k < spans.size(); ++k) {
+    const Span &a = spans[k - 1], &b = spans[k];
+    if (a.device == b.device && b.begin < a.end) {
+      return fmt::format("parameters {} and {} share memory (a tied weight listed twice?)", std::min(a.index, b.index),
+                         std::max(a.index, b.index));
+    }
   }
   return "";
 }

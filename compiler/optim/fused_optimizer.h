@@ -28,6 +28,11 @@ struct FusedOptimizerOptions {
   double weight_decay = 0;  // adam, sgd: L2, added to the gradient; adamw: decoupled (torch::optim's)
 };
 
+// "" when no two parameters share memory, else which two do (tied weights listed twice): a fused
+// step updates every parameter at once, so two updates of one element would race, where
+// torch::optim steps one after the other. Every fused step refuses them.
+std::string shared_parameter_memory(const std::vector<at::Tensor>& params);
+
 // Throws Error(Usage) unless `kind` is adam, adamw or sgd: every fused step's first check.
 void check_fused_optimizer_kind(const std::string& kind);
 

@@ -30,7 +30,7 @@ std::string LibTorchFusedOptimizer::unsupported_reason(const std::vector<at::Ten
     return fmt::format("parameters are {}", c10::toString(t));
   }
   if (!first.device().is_cuda() && !first.device().is_cpu()) return fmt::format("parameters are on {}", first.device().str());
-  return "";
+  return shared_parameter_memory(params);
 #endif
 }
 

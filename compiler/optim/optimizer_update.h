@@ -1,7 +1,8 @@
 // One element's optimizer update, written once and compiled into both fused steps: the CPU's
 // generated kernel (fused_optimizer.cpp) and the CUDA kernel (cuda_fused_optimizer.cpp). The
 // formulas are torch::optim's (Adam with L2 weight decay, AdamW with decoupled decay, SGD with
-// momentum and dampening 0), in float, in torch::optim's order, so both agree with it to rounding.
+// momentum and dampening 0), in float, so both agree with it to rounding (within an ulp or two a
+// step: torch::optim's addcdiv multiplies before it divides, this divides first).
 #pragma once
 
 namespace tcprof {

@@ -120,9 +120,39 @@ TEST(CudaFusedOptimizer, ParametersItCannotStepAreAUsageErrorNamingWhy) {
   EXPECT_EQ(CudaFusedOptimizer::unsupported_reason({at::zeros({4}, at::kBFloat16)}), "a parameter is BFloat16");
   EXPECT_EQ(CudaFusedOptimizer::unsupported_reason({at::zeros({4, 4}).t()}), "a parameter is not contiguous");
   EXPECT_THROW(CudaFusedOptimizer({at::zeros({4}, at::kDouble)}, FusedOptimizerOptions{}), Error);
+  // A tied weight listed twice: two blocks would update its elements at once.
+  at::Tensor tied = at::zeros({4, 4});
+  EXPECT_EQ(CudaFusedOptimizer::unsupported_reason({at::zeros({2}), tied, tied.view({16})}),
+            "parameters 1 and 2 share memory (a tied weight listed twice?)");
+  EXPECT_EQ(CudaFusedOptimizer::unsupported_reason({tied.narrow(0, 0, 2), tied.narrow(0, 2, 2)}), "");
   FusedOptimizerOptions o;
   o.kind = "lamb";
   EXPECT_THROW(CudaFusedOptimizer({at::zeros({4})}, o), Error);
+}
+
+// A step refused for one gradient (the wrong dtype) moves no parameter and no step count: the
+// steps after it still agree with torch::optim's.
+TEST(CudaFusedOptimizer, ARefusedStepChangesNothing) {
+  auto params = optimizer_params(5);
+  auto reference = clones(params);
+  FusedOptimizerOptions o;
+  o.kind = "adam", o.lr = 1e-2;
+  CudaFusedOptimizer fused(params, o);
+  torch::optim::Adam eager(reference, torch::optim::AdamOptions(1e-2));
+  set_same_grads(params, reference, 0);
+  const at::Tensor before = params[0].clone();
+  params[4].mutable_grad() = params[4].grad().to(at::kDouble);
+  EXPECT_THROW(fused.step(), c10::Error);
+  EXPECT_TRUE(params[0].equal(before));
+  for (int step = 0; step < 3; ++step) {
+    set_same_grads(params, reference, step);
+    fused.step();
+    eager.step();
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    double diff = (params[i] - reference[i]).abs().max().item<double>();
+    EXPECT_LT(diff / (reference[i].abs().max().item<double>() + 1e-12), 1e-5) << "parameter " << i;
+  }
 }
 
 // On a GPU, train and bench --train take the step through this kernel, and bench --train times it
