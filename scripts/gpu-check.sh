@@ -91,8 +91,8 @@ gpt_in='i64[8,256](0,8192)'
 resnet_in='f32[32,3,224,224]'
 db=$out/gpu-check.db
 rm -f "$db"
-gpu_steps=(bench_gpt_cuda bench_gpt_cuda_features_off bench_gpt_cuda_launch_sweep bench_resnet18_cuda recording_cost_gpt recording_cost_resnet18 verify_gpt_cuda
-  verify_resnet18_cuda verify_gpt_cuda_no_graphs run_gpt_full run_resnet18_summary train_gpt bench_train_gpt explain_gpt_cuda
+gpu_steps=(bench_gpt_cuda bench_gpt_cuda_features_off bench_gpt_cuda_launch_sweep bench_resnet18_cuda bench_resnet18_cuda_conv_epilogues recording_cost_gpt recording_cost_resnet18 verify_gpt_cuda
+  verify_resnet18_cuda verify_resnet18_cuda_conv_epilogues verify_gpt_cuda_no_graphs run_gpt_full run_resnet18_summary train_gpt bench_train_gpt explain_gpt_cuda
   bench_vision report fuzz_gpu)
 if [[ $built -ne 0 ]]; then
   for s in "${gpu_steps[@]}"; do skip "$s" "the build failed"; done
@@ -111,6 +111,9 @@ else
     TCPROF_CUDA_LAUNCH=\$shape '$tcprof' bench '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --backend cuda --iters 30 --no-torchscript --db none --json \
       > '$out'/bench_gpt_cuda_launch_\${shape//[=,]/_}.json || rc=1; done; exit \$rc"
   step bench_resnet18_cuda 120 bash -c "'$tcprof' bench '$models/resnet18.pt' --input '$resnet_in' --device cuda --backend cuda --iters 50 --db none --json > '$out/bench_resnet18_cuda.json'"
+  # The same with convolutions' ReLUs and residual adds inside cuDNN's call (conv_epilogue.h, off by
+  # default until this measures it).
+  step bench_resnet18_cuda_conv_epilogues 120 bash -c "TCPROF_CUDA_CONV_EPILOGUES=1 '$tcprof' bench '$models/resnet18.pt' --input '$resnet_in' --device cuda --backend cuda --iters 50 --no-torchscript --db none --json > '$out/bench_resnet18_cuda_conv_epilogues.json'"
   # What recording costs (docs/gpu.md, "Per-call time"): off, summary, full and summary without
   # CUPTI, in one process, CUDA events, blocks taking turns.
   step recording_cost_gpt 90 bash -c "'$tcprof' bench '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --recording-cost --iters 60 --db none --json > '$out/recording_cost_gpt.json'"
@@ -118,6 +121,7 @@ else
   # Correctness of the cuda backend on the device: every call's outputs against eager there.
   step verify_gpt_cuda 60 "$tcprof" run "$models/gpt_gpu.pt" --input "$gpt_in" --device cuda --backend cuda --verify --iters 5 --db none
   step verify_resnet18_cuda 60 "$tcprof" run "$models/resnet18.pt" --input "$resnet_in" --device cuda --backend cuda --verify --iters 5 --db none
+  step verify_resnet18_cuda_conv_epilogues 60 env TCPROF_CUDA_CONV_EPILOGUES=1 "$tcprof" run "$models/resnet18.pt" --input "$resnet_in" --device cuda --backend cuda --verify --iters 5 --db none
   step verify_gpt_cuda_no_graphs 60 "$tcprof" run "$models/gpt_gpu.pt" --input "$gpt_in" --device cuda --backend cuda --cuda-graphs off --verify --iters 3 --db none
   # Recorded runs for the report: the GPT in full, ResNet18 in summary (the default).
   step run_gpt_full 60 bash -c "'$tcprof' run '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --backend cuda --iters 30 --profile full --db '$db' --json > '$out/run_gpt_full.json'"
@@ -213,6 +217,10 @@ for model in ("gpt", "resnet18"):
     if off:  # TCPROF_CUDA_OFF=vectors,row-registers: the same run without them
         row["tcprof_cuda_features_off_ms"] = off.get("compiled_ms")
         row["tcprof_cuda_features_off_speedup"] = off.get("speedup")
+    fused = load(f"bench_{model}_cuda_conv_epilogues.json")
+    if fused:  # TCPROF_CUDA_CONV_EPILOGUES=1: ReLUs and residual adds inside cuDNN's convolutions
+        row["tcprof_cuda_conv_epilogues_ms"] = fused.get("compiled_ms")
+        row["tcprof_cuda_conv_epilogues_speedup"] = fused.get("speedup")
     # What recording costs over --profile off (one process, CUDA events).
     cost = load(f"recording_cost_{model}.json")
     for m in (cost or {}).get("recording_cost", []):

@@ -16,6 +16,7 @@
 #include "compiler/backends/cpp/passes/graph_passes.h"
 #include "compiler/backends/cpp/run/program_runner.h"
 #include "compiler/backends/cpp/schedule/schedule_fusion.h"
+#include "compiler/backends/cuda/conv_epilogue.h"
 #include "compiler/backends/cuda/conv_layout.h"
 #include "compiler/backends/cuda/cuda_driver.h"
 #include "compiler/backends/cuda/cuda_emulation.h"
@@ -89,13 +90,16 @@ class CudaBackend : public Backend {
     // that the emulation runs the program the GPU gets).
     // The A/B switches, read (and a malformed one refused) once, whether or not kernels come of it.
     const CudaFeatures features = cuda_features_from_env();
+    const bool conv_epilogues = conv_epilogues_from_env();
     const LaunchLimits limits = device.is_cuda() ? launch_limits_from_env(LaunchLimits{}) : emulation_limits();
     const std::vector<std::string> epilogues = features.linear_epilogues ? fuse_linear_activation(ctx) : std::vector<std::string>{};
     // On a GPU, convolutions in the layout that measures faster; the examples then carry the
     // layouts eager gives every value, which the fused kernels follow.
     std::string layout;  // what was measured, for the IR's header
     const bool channels_last = device.is_cuda() && choose_conv_channels_last(g, inputs, &layout);
-    if (split_conv_bias(ctx) > 0 || channels_last) examples = example_run(g, inputs);
+    // Opt-in until a GPU measures it: a convolution's ReLU (and residual add) inside cuDNN's call.
+    const std::vector<std::string> conv_fused = conv_epilogues ? fuse_conv_relu(ctx) : std::vector<std::string>{};
+    if (split_conv_bias(ctx) > 0 || channels_last || !conv_fused.empty()) examples = example_run(g, inputs);
     // 2. Lower and 3. schedule: the device-neutral middle, without the CPU's planners.
     phase.begin("lower");
     LowerContext lower{examples, bindings, device, /*low_precision=*/true};
@@ -165,6 +169,7 @@ class CudaBackend : public Backend {
     phase.end();
     // Only a graph that compiled runs its linears with their epilogues.
     report.kernel_groups.insert(report.kernel_groups.end(), epilogues.begin(), epilogues.end());
+    report.kernel_groups.insert(report.kernel_groups.end(), conv_fused.begin(), conv_fused.end());
     // 7. On a GPU, the whole graph replayed as one CUDA graph from its second call.
     std::string replay = "CUDA graphs: off (--cuda-graphs off)";
     std::string why_not;

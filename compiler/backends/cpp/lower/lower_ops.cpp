@@ -32,7 +32,8 @@ bool is_extern_by_design(const std::string& name) {
       "aten::linear", "aten::matmul", "aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm",
       "aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::_convolution", "aten::convolution",
       "aten::convolution_backward",
-      "aten::embedding", "aten::scaled_dot_product_attention", "aten::einsum", "tcprof::linear_activation"};
+      "aten::embedding", "aten::scaled_dot_product_attention", "aten::einsum", "tcprof::linear_activation",
+      "tcprof::conv_relu"};
   return is_view_op(name) || compute_bound.count(name) > 0;
 }
 
