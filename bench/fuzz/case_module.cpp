@@ -99,7 +99,7 @@ std::string describe_program(const CompiledModule& m) {
 }
 
 void count_program(const CompiledModule& m, CaseOutcome& out) {
-  out.kernels = out.window_kernels = out.fused_ops = out.extern_calls = out.fallback_calls = out.attention_kernels = out.linear_gemms = out.onednn_gemms = out.linear_epilogues = 0;
+  out.kernels = out.window_kernels = out.fused_ops = out.extern_calls = out.fallback_calls = out.attention_kernels = out.linear_gemms = out.onednn_gemms = out.linear_epilogues = out.conv_epilogues = 0;
   for (const auto& frame : m.frames()) {
     for (const auto& entry : frame->entries) {
       const CompileReport& r = entry->compiled->report();
@@ -114,6 +114,7 @@ void count_program(const CompiledModule& m, CaseOutcome& out) {
       for (const auto& k : r.kernel_groups) {
         out.attention_kernels += k.find("attention:") != std::string::npos;
         out.linear_epilogues += k.find("(cuBLASLt epilogue):") != std::string::npos;
+        out.conv_epilogues += k.find("(cuDNN epilogue):") != std::string::npos;
       }
       // GEMMs the autotune phase kept over LibTorch's linear (against its plan, which is LibTorch's
       // op): only those run the prepared weight in the compared calls.

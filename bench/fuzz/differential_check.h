@@ -53,6 +53,7 @@ struct CaseOutcome {
   int linear_gemms = 0;           // linears run as GEMMs against a prepared weight (kept by the autotune)
   int onednn_gemms = 0;           // products of two graph values kept on oneDNN's matmul (schedule/plan_gemm.h)
   int linear_epilogues = 0;       // cuda: linears with their ReLU or tanh-GELU as cuBLASLt's epilogue
+  int conv_epilogues = 0;         // cuda (TCPROF_CUDA_CONV_EPILOGUES=1): convolutions with their ReLU in cuDNN's call
   std::map<std::string, int> fallback_ops;  // ops the backend left to LibTorch (not by design)
 };
 const char* status_name(CaseOutcome::Status status);

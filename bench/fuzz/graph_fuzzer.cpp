@@ -102,10 +102,10 @@ std::string run_in_child(const std::function<std::string()>& work, int* signal) 
 
 // CaseOutcome through the pipe: a line of counts, a line of fallback ops, the archive, the report.
 std::string serialize(const CaseOutcome& o) {
-  std::string s = fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}\n", static_cast<int>(o.status), o.calls,
+  std::string s = fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}\n", static_cast<int>(o.status), o.calls,
                               o.kernels, o.window_kernels, o.fused_ops, o.extern_calls, o.fallback_calls, o.oracle_used,
                               o.unexpected_recompiles, o.compiled_backwards, o.unstable_eager, o.attention_kernels,
-                              o.linear_gemms, o.onednn_gemms, o.rounding_draws_used, o.linear_epilogues);
+                              o.linear_gemms, o.onednn_gemms, o.rounding_draws_used, o.linear_epilogues, o.conv_epilogues);
   for (const auto& [op, n] : o.fallback_ops) s += fmt::format("{} {} ", op, n);
   return s + "\n" + o.archive + "\n" + o.report;
 }
@@ -116,7 +116,7 @@ CaseOutcome deserialize(const std::string& text) {
   int status = 0;
   in >> status >> o.calls >> o.kernels >> o.window_kernels >> o.fused_ops >> o.extern_calls >> o.fallback_calls >>
       o.oracle_used >> o.unexpected_recompiles >> o.compiled_backwards >> o.unstable_eager >> o.attention_kernels >>
-      o.linear_gemms >> o.onednn_gemms >> o.rounding_draws_used >> o.linear_epilogues;
+      o.linear_gemms >> o.onednn_gemms >> o.rounding_draws_used >> o.linear_epilogues >> o.conv_epilogues;
   o.status = static_cast<CaseOutcome::Status>(status);
   std::string line;
   std::getline(in, line);
@@ -298,6 +298,7 @@ void add_outcome(FuzzSummary& s, const FuzzCase& c, const CaseOutcome& o) {
   s.linear_gemms += o.linear_gemms;
   s.onednn_gemms += o.onednn_gemms;
   s.linear_epilogues += o.linear_epilogues;
+  s.conv_epilogues += o.conv_epilogues;
   for (const auto& [op, n] : o.fallback_ops) s.fallback_ops[op] += n;
   switch (o.status) {
     case CaseOutcome::Status::Pass: break;
@@ -393,6 +394,7 @@ std::string coverage_text(const FuzzSummary& s) {
   if (s.linear_gemms > 0) out += fmt::format("linears run as GEMMs against prepared weights: {}\n", s.linear_gemms);
   if (s.onednn_gemms > 0) out += fmt::format("GEMMs of graph values run through oneDNN: {}\n", s.onednn_gemms);
   if (s.linear_epilogues > 0) out += fmt::format("linears with their activation as cuBLASLt's epilogue: {}\n", s.linear_epilogues);
+  if (s.conv_epilogues > 0) out += fmt::format("convolutions with their ReLU in cuDNN's call: {}\n", s.conv_epilogues);
   if (!s.fallback_ops.empty()) {
     out += "left to LibTorch by the backend:";
     for (const auto& [op, n] : s.fallback_ops) out += fmt::format(" {} {},", op, n);

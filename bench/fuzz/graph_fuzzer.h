@@ -50,6 +50,7 @@ struct FuzzSummary {
   int linear_gemms = 0;       // linears run as GEMMs against a prepared weight
   int onednn_gemms = 0;       // products of two graph values kept on oneDNN's matmul
   int linear_epilogues = 0;   // cuda: linears with their activation as cuBLASLt's epilogue
+  int conv_epilogues = 0;     // cuda (TCPROF_CUDA_CONV_EPILOGUES=1): convolutions with their ReLU in cuDNN's call
   double seconds = 0;
   std::map<std::string, int> op_counts;     // generator ops
   std::map<std::string, int> fallback_ops;  // ops the backend left to LibTorch, by name
