@@ -82,6 +82,21 @@ TEST(ConvEpilogue, ConvolutionsWithTheirReluJoinCudnnsCallWhenAskedFor) {
     }
     EXPECT_EQ(groups, 4);
   }
+  {
+    // An in-place write to the convolution's input before its ReLU: fusing would move the
+    // convolution past it, so the graph is left as it is.
+    ScopedEnv on("TCPROF_CUDA_CONV_EPILOGUES", "1");
+    const std::string in_place = testing::save_scripted(
+        "def forward(self, x, w1, b1, w2, w3, b3):\n"
+        "  a = torch.relu(x)\n"
+        "  h = torch.conv2d(a, w1, b1, [1, 1], [1, 1])\n"
+        "  a.mul_(2.0)\n"
+        "  return torch.relu(h), a * 1.0\n",
+        dir.file("conv_in_place.pt"));
+    CompiledModule m(load_model(in_place), strict_cuda(), nullptr);
+    expect_compiled_matches_eager(m, inputs_for(block_inputs("2")));
+    EXPECT_EQ(count(testing::totals(m).ir, "tcprof::conv_relu("), 0) << testing::totals(m).ir;
+  }
   // Off by default: the generated kernels take the ReLUs.
   CompiledModule plain(load_model(path), strict_cuda(), nullptr);
   expect_compiled_matches_eager(plain, inputs_for(block_inputs("2")));

@@ -11,6 +11,7 @@
 
 #include "compiler/backends/cpp/passes/pass_builder.h"
 #include "core/error.h"
+#include "core/log.h"
 
 namespace tcprof {
 namespace {
@@ -19,12 +20,15 @@ namespace {
 // without asking again (and without an exception each call).
 std::atomic<bool> cudnn_refused{false};
 
+bool defined(const c10::optional<at::Tensor>& t) { return t.has_value() && t->defined(); }
+
+// The convolution's output is a fresh tensor: the add and the ReLU go into it.
 at::Tensor conv_relu_unfused(const at::Tensor& input, const at::Tensor& weight, const c10::optional<at::Tensor>& bias,
                              const c10::optional<at::Tensor>& residual, at::IntArrayRef stride, at::IntArrayRef padding,
                              at::IntArrayRef dilation, int64_t groups) {
-  at::Tensor out = at::conv2d(input, weight, bias.has_value() ? *bias : at::Tensor(), stride, padding, dilation, groups);
-  if (residual.has_value() && residual->defined()) out = out + *residual;
-  return at::relu(out);
+  at::Tensor out = at::conv2d(input, weight, defined(bias) ? *bias : at::Tensor(), stride, padding, dilation, groups);
+  if (defined(residual)) out.add_(*residual);
+  return out.relu_();
 }
 
 }  // namespace
@@ -32,14 +36,21 @@ at::Tensor conv_relu_unfused(const at::Tensor& input, const at::Tensor& weight, 
 at::Tensor conv_relu(const at::Tensor& input, const at::Tensor& weight, const c10::optional<at::Tensor>& bias,
                      const c10::optional<at::Tensor>& residual, at::IntArrayRef stride, at::IntArrayRef padding,
                      at::IntArrayRef dilation, int64_t groups) {
+  // The compile's example run makes the first call, so a refusal comes then, not inside a CUDA
+  // graph's capture (which replays calls that already ran).
   if (input.is_cuda() && !cudnn_refused.load(std::memory_order_relaxed)) {
+    const c10::optional<at::Tensor> b = defined(bias) ? bias : c10::nullopt;
     try {
-      if (residual.has_value() && residual->defined()) {
-        return at::cudnn_convolution_add_relu(input, weight, *residual, at::Scalar(1.0), bias, stride, padding, dilation, groups);
+      if (defined(residual)) {
+        return at::cudnn_convolution_add_relu(input, weight, *residual, at::Scalar(1.0), b, stride, padding, dilation, groups);
       }
-      return at::cudnn_convolution_relu(input, weight, bias, stride, padding, dilation, groups);
-    } catch (const c10::Error&) {
-      cudnn_refused.store(true, std::memory_order_relaxed);  // no engine, or a LibTorch without cuDNN
+      return at::cudnn_convolution_relu(input, weight, b, stride, padding, dilation, groups);
+    } catch (const c10::Error& e) {
+      // No engine for these tensors, or a LibTorch without cuDNN: said once, then one by one.
+      if (!cudnn_refused.exchange(true)) {
+        log(LogChannel::Fusion, "cuDNN refused a fused convolution ({}); convolutions with a ReLU run it after the "
+            "convolution from now on", std::string(e.what()).substr(0, std::string(e.what()).find('\n')));
+      }
     }
   }
   return conv_relu_unfused(input, weight, bias, residual, stride, padding, dilation, groups);
@@ -71,10 +82,13 @@ bool fits(const PassContext& ctx, const GraphOp& conv) {
   for (size_t i = 3; i < 7; ++i) {
     if (conv.args[i].kind != Arg::Kind::Constant) return false;
   }
-  if (!conv.args[3].constant.isIntList() || !conv.args[4].constant.isIntList() || !conv.args[5].constant.isIntList() ||
-      !conv.args[6].constant.isInt()) {
-    return false;
+  // Two values each: conv2d expands a single one, cuDNN's fused calls do not.
+  for (size_t i = 3; i < 6; ++i) {
+    if (!conv.args[i].constant.isIntList() || conv.args[i].constant.toIntList().size() != 2) return false;
   }
+  if (!conv.args[6].constant.isInt()) return false;
+  // A bias passed in as a value must be a tensor (an optional one that is None has no type to give).
+  if (conv.args[2].kind == Arg::Kind::Slot && !is_tensor(example_value(ctx, conv.args[2]))) return false;
   const c10::IValue x = example_value(ctx, conv.args[0]), w = example_value(ctx, conv.args[1]), b = example_value(ctx, conv.args[2]);
   if (!is_tensor(x) || !is_tensor(w) || x.toTensor().dim() != 4 || w.toTensor().dim() != 4) return false;
   if (!x.toTensor().is_floating_point() || w.toTensor().scalar_type() != x.toTensor().scalar_type()) return false;
@@ -97,8 +111,20 @@ struct Epilogue {
 
 }  // namespace
 
+// An op that writes its input in place (add_, copy_, ...: the functionalize pass leaves those
+// whose input is read again): the fused op reads its inputs where the ReLU was, so a write between
+// the convolution and its ReLU would change what it reads.
+bool writes_in_place(const GraphOp& op) {
+  const std::string& n = op.name;
+  return n.size() > 2 && n.back() == '_' && n[n.size() - 2] != '_';
+}
+
 std::vector<std::string> fuse_conv_relu(PassContext& ctx) {
   CapturedGraph& g = ctx.graph;
+  std::vector<std::string> fused;
+  for (const GraphOp& op : g.ops) {
+    if (writes_in_place(op)) return fused;  // rare after functionalization; not worth ordering checks
+  }
   std::vector<int> readers(static_cast<size_t>(g.num_slots), 0);
   for (const GraphOp& op : g.ops) {
     for (int s : slots_read(op)) ++readers[static_cast<size_t>(s)];
@@ -117,7 +143,6 @@ std::vector<std::string> fuse_conv_relu(PassContext& ctx) {
       }
     }
   }
-  std::vector<std::string> fused;
   if (relu_of.empty()) return fused;
   // Each convolution's epilogue, where it has one the fused call takes.
   std::map<size_t, Epilogue> epilogues;
@@ -142,8 +167,8 @@ std::vector<std::string> fuse_conv_relu(PassContext& ctx) {
     } else {
       continue;
     }
-    // The residual must be computed before the convolution's epilogue runs: the fused op sits
-    // where the ReLU was, after both.
+    // The fused op sits where the ReLU was: its inputs, the residual too, are all computed by
+    // then, and with no in-place write in the graph they still hold what the convolution read.
     claimed.insert(e.relu);
     if (e.has_add) claimed.insert(e.add);
     epilogues[i] = e;
