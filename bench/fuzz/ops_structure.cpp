@@ -183,11 +183,7 @@ bool op_conv2d(GeneratorState& g, int si) {
   if (g.chance(0.6)) bias = var(g, g.new_param({Dim{oc, 0}}, s.dtype, false)).name;
   std::string e = fmt::format("torch.conv2d({}, {}, {}, [{}, {}], [{}, {}], [{}, {}], {})", s.name, var(g, wi).name, bias,
                               sh, sw, ph, pw, dh, dw, groups);
-  const bool residual_fits = oc == c && oh == h && ow == w;
-  const int tail = g.weighted({6, 2, residual_fits ? 2 : 0});  // none, relu, residual add and relu
-  if (tail == 1) e = fmt::format("torch.relu({})", e);
-  if (tail == 2) e = fmt::format("torch.relu({} + {})", e, s.name);
-  Var v = like(s, s.dtype, s.bound * kNormalBound + (bias != "None" ? kNormalBound : 0) + (tail == 2 ? s.bound : 0), false);
+  Var v = like(s, s.dtype, s.bound * kNormalBound + (bias != "None" ? kNormalBound : 0), false);
   v.shape = {s.shape[0], Dim{oc, 0}, Dim{oh, 0}, Dim{ow, 0}};
   v.contiguous = true;
   v.dependence = std::max(s.dependence, Dependence::Reduction);

@@ -90,6 +90,35 @@ struct ForcedChainFormat {
   ~ForcedChainFormat() { unsetenv("TCPROF_CHAIN_FORMAT"); }
 };
 
+// A max pool that leaves each channel a 1x1 image, after a convolution on the chain's buffer:
+// there the pooled values are laid out as NCHW's in any layout, and the NCHW result handed to the
+// graph was a view of the chain's buffer, not a copy, read after the buffer was freed (garbage in
+// every element; found by fuzz_graphs with a ReLU after its convolutions). The convolution's own
+// output is returned too, which the chain also keeps.
+TEST(LayoutPass, AMaxPoolToOnePixelAfterAConvolutionOwnsItsResult) {
+  at::NoGradGuard no_grad;
+  at::manual_seed(20261202);
+  torch::jit::Module module("PoolToOnePixel");
+  module.register_parameter("w", at::randn({16, 10, 1, 5}) * 0.2, false);
+  module.define(
+      "def forward(self, x):\n"
+      "  y = torch.relu(torch.conv2d(x, self.w, None, [1, 1], [0, 1], [1, 1], 1))\n"
+      "  return torch.max_pool2d(y, [2, 1], [2, 1], [0, 0], [1, 1], False), y\n");
+  testing::TempDir dir;
+  module.save(dir.file("pool_to_one_pixel.pt"));
+  for (const char* format : {"any", "nChw16c", "nChw8c"}) {
+    SCOPED_TRACE(format);
+    ForcedChainFormat forced(format);
+    CompiledModule m(load_model(dir.file("pool_to_one_pixel.pt")), strict_cpp(), nullptr);
+    for (const std::string batch : {"1", "2", "16"}) {
+      for (int64_t call = 0; call < 2; ++call) expect_compiled_matches_eager(m, inputs_for({"f32[" + batch + ",10,2,3]"}, call));
+    }
+    if (onednn_layout_enabled()) {
+      EXPECT_GE(layouts(m).total.channel_ops, 1) << layouts(m).ir;  // the pool runs on the chain
+    }
+  }
+}
+
 // Winograd's transforms add up to 16-36 source values per tile: an inf there becomes inf - inf =
 // NaN over the whole output tile, where eager's direct convolution keeps +-inf in the 3x3
 // neighbourhood (and NaN only where signs meet). Such sources go through the direct algorithm, so

@@ -65,11 +65,20 @@ memory::dims dims_of(const memory::desc& md) {
 #endif
 }
 
-// A view's values as an NCHW contiguous tensor of `c` channels (the padding of a blocked one left out).
+// A view's values as an NCHW contiguous tensor of `c` channels (the padding of a blocked one left
+// out) that owns its memory. The view is over a chain buffer (at::from_blob, not owning it): where
+// the values are already laid out as NCHW's (a 1x1 image in nhwc, one block of channels)
+// .contiguous() hands back that view, which read freed memory once the buffer went (a max pool to
+// 1x1 after a convolution returned garbage).
 at::Tensor to_nchw(const ChannelView& v, int64_t c) {
-  if (v.block == 0) return v.values.contiguous();
-  const auto s = v.values.sizes();
-  return v.values.permute({0, 1, 4, 2, 3}).reshape({s[0], s[1] * s[4], s[2], s[3]}).narrow(1, 0, c).contiguous();
+  at::Tensor r;
+  if (v.block == 0) {
+    r = v.values.contiguous();
+  } else {
+    const auto s = v.values.sizes();
+    r = v.values.permute({0, 1, 4, 2, 3}).reshape({s[0], s[1] * s[4], s[2], s[3]}).narrow(1, 0, c).contiguous();
+  }
+  return r.is_alias_of(v.values) ? r.clone() : r;
 }
 
 at::Tensor max_pool(const ChainChannelOp& op, const at::Tensor& x) {
