@@ -6,6 +6,7 @@
 #include <utility>
 
 #include <c10/core/Stream.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/version.h>
 
 #define TCPROF_TORCH_AT_LEAST(major, minor) \
@@ -33,6 +34,13 @@ bool native_stream(const S& stream, void** handle) {
     *handle = nullptr;
     return stream.id() == 0;
   }
+}
+
+// LibTorch's current stream on `device` (a CUDA graph's capture stream included), as its native
+// handle: kernels tcprof launches itself go there, so they stay ordered with LibTorch's. False
+// where the handle cannot be had (see native_stream).
+inline bool current_native_stream(const c10::Device& device, void** handle) {
+  return native_stream(c10::impl::getDeviceGuardImpl(device.type())->getStream(device), handle);
 }
 
 }  // namespace tcprof::compat

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstring>
 
-#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <fmt/format.h>
 
 #include "compiler/backends/cuda/codegen_cuda.h"
@@ -131,8 +130,7 @@ uint64_t address(const void* p) { return reinterpret_cast<uint64_t>(p); }
 // LibTorch's current stream on `device` (its kernels go there, so ours stay ordered with them).
 void* current_stream(const c10::Device& device) {
   void* stream = nullptr;
-  const c10::Stream current = c10::impl::getDeviceGuardImpl(device.type())->getStream(device);
-  if (!compat::native_stream(current, &stream)) {
+  if (!compat::current_native_stream(device, &stream)) {
     throw Error(ErrorKind::Input, "tcprof's CUDA optimizer step: this LibTorch does not give the current stream's handle");
   }
   return stream;

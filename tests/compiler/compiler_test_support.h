@@ -84,6 +84,13 @@ inline void expect_compiled_matches_eager(CompiledModule& m, const std::vector<c
   expect_same_output(out, m.call_eager(in));
 }
 
+// How often `what` appears in `text` (an op's name in a compile's IR, say).
+inline size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 // What a module's compiles made, summed over its graphs; every compile must have succeeded.
 struct Totals {
   int kernels = 0, unique = 0, fused = 0, native = 0, fallbacks = 0;

@@ -38,12 +38,6 @@ class ScopedEnv {
   const char* name_;
 };
 
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 // A ResNet-like stretch: conv+bias+ReLU, conv+residual add+ReLU (the add's operands either way
 // round), a strided conv without ReLU, and a conv whose output is read twice: the first two and the
 // swapped add fuse, the last two stay convolutions.
@@ -72,8 +66,8 @@ TEST(ConvEpilogue, ConvolutionsWithTheirReluJoinCudnnsCallWhenAskedFor) {
       expect_compiled_matches_eager(m, inputs_for(block_inputs(batch)));
     }
     testing::Totals r = testing::totals(m);
-    EXPECT_EQ(count(r.ir, "tcprof::conv_relu("), 6) << r.ir;  // three in each graph (one a batch size)
-    EXPECT_EQ(count(r.ir, "aten::conv2d("), 4) << r.ir;       // no ReLU; read twice
+    EXPECT_EQ(testing::occurrences(r.ir, "tcprof::conv_relu("), 6u) << r.ir;  // three in each graph (one a batch size)
+    EXPECT_EQ(testing::occurrences(r.ir, "aten::conv2d("), 4u) << r.ir;       // no ReLU; read twice
     int groups = 0;
     for (const auto& f : m.frames()) {
       for (const auto& e : f->entries) {
@@ -95,12 +89,12 @@ TEST(ConvEpilogue, ConvolutionsWithTheirReluJoinCudnnsCallWhenAskedFor) {
         dir.file("conv_in_place.pt"));
     CompiledModule m(load_model(in_place), strict_cuda(), nullptr);
     expect_compiled_matches_eager(m, inputs_for(block_inputs("2")));
-    EXPECT_EQ(count(testing::totals(m).ir, "tcprof::conv_relu("), 0) << testing::totals(m).ir;
+    EXPECT_EQ(testing::occurrences(testing::totals(m).ir, "tcprof::conv_relu("), 0u) << testing::totals(m).ir;
   }
   // Off by default: the generated kernels take the ReLUs.
   CompiledModule plain(load_model(path), strict_cuda(), nullptr);
   expect_compiled_matches_eager(plain, inputs_for(block_inputs("2")));
-  EXPECT_EQ(count(testing::totals(plain).ir, "tcprof::conv_relu("), 0);
+  EXPECT_EQ(testing::occurrences(testing::totals(plain).ir, "tcprof::conv_relu("), 0u);
   ScopedEnv bad("TCPROF_CUDA_CONV_EPILOGUES", "yes");
   EXPECT_THROW(conv_epilogues_from_env(), Error);
 }

@@ -20,6 +20,7 @@ namespace {
 using testing::expect_compiled_matches_eager;
 using testing::expect_same_output;
 using testing::inputs_for;
+using testing::occurrences;
 using testing::run_command;
 using testing::sample;
 using testing::strict_cpp;
@@ -49,12 +50,6 @@ Layouts layouts(const CompiledModule& m) {
     }
   }
   return l;
-}
-
-size_t occurrences(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
 }
 
 // Each chain layout the autotune may pick (TCPROF_CHAIN_FORMAT forces one), through eager.

@@ -95,12 +95,6 @@ bool fits(const PassContext& ctx, const GraphOp& conv) {
   return !is_tensor(b) || (b.toTensor().dim() == 1 && b.toTensor().scalar_type() == x.toTensor().scalar_type());
 }
 
-BuildArg build_arg(const Arg& a) {
-  if (a.kind == Arg::Kind::Slot) return BuildArg(Val{a.slot});
-  // A parameter that requires grad cannot be a TorchScript constant; an inference graph needs none.
-  return a.constant.isTensor() ? BuildArg(c10::IValue(a.constant.toTensor().detach())) : BuildArg(a.constant);
-}
-
 // What follows a convolution that the fused call can absorb: the ReLU, or the add and the ReLU.
 struct Epilogue {
   size_t relu = 0;
@@ -125,11 +119,7 @@ std::vector<std::string> fuse_conv_relu(PassContext& ctx) {
   for (const GraphOp& op : g.ops) {
     if (writes_in_place(op)) return fused;  // rare after functionalization; not worth ordering checks
   }
-  std::vector<int> readers(static_cast<size_t>(g.num_slots), 0);
-  for (const GraphOp& op : g.ops) {
-    for (int s : slots_read(op)) ++readers[static_cast<size_t>(s)];
-  }
-  for (int s : g.outputs) ++readers[static_cast<size_t>(s)];
+  const std::vector<int> readers = reader_counts(g);  // a graph output counts as a reader
   auto single_reader = [&](const Arg& a) { return a.kind == Arg::Kind::Slot && readers[static_cast<size_t>(a.slot)] == 1; };
   std::map<int, size_t> relu_of;  // slot -> the ReLU that alone reads it
   std::map<int, size_t> add_of;   // slot -> the add that alone reads it
@@ -189,9 +179,9 @@ std::vector<std::string> fuse_conv_relu(PassContext& ctx) {
     const Epilogue& e = epilogues[r->second];
     const GraphOp& relu = original[i];
     const at::Tensor out = ctx.examples[static_cast<size_t>(relu.outputs[0])].toTensor();  // a copy: emit grows examples
-    BuildArg residual = e.has_add ? build_arg(e.residual) : BuildArg(c10::IValue());
+    BuildArg residual = e.has_add ? inference_arg(e.residual) : BuildArg(c10::IValue());
     Val v = b.emit(kConvReluOp,
-                   {build_arg(conv.args[0]), build_arg(conv.args[1]), build_arg(conv.args[2]), residual, conv.args[3].constant,
+                   {inference_arg(conv.args[0]), inference_arg(conv.args[1]), inference_arg(conv.args[2]), residual, conv.args[3].constant,
                     conv.args[4].constant, conv.args[5].constant, conv.args[6].constant},
                    &conv, out);
     b.rename(relu.outputs[0], v.slot);

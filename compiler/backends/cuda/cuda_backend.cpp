@@ -216,7 +216,7 @@ class CudaBackend : public Backend {
       calls.emplace_back([module, fn, k, limits, device](const void* const* in, void* const* out, const int64_t* sz,
                                                          const int64_t* st) {
         void* stream = nullptr;
-        if (!current_stream(device, &stream)) return false;
+        if (!compat::current_native_stream(device, &stream)) return false;
         std::vector<uint64_t> params = pack_params(k, in, out, sz, st);
         if (params.empty()) return false;
         LaunchShape shape = launch_shape(k, sz, limits);
@@ -225,14 +225,6 @@ class CudaBackend : public Backend {
       });
     }
     return calls;
-  }
-
-  // LibTorch's current stream on the device, where its kernels go (a CUDA graph's capture stream
-  // included): ours go there too, so they stay ordered with LibTorch's. Without the stream's
-  // handle (Debian's 2.6, say), only the default stream, and false on any other.
-  static bool current_stream(const c10::Device& device, void** stream) {
-    const c10::Stream current = c10::impl::getDeviceGuardImpl(device.type())->getStream(device);
-    return compat::native_stream(current, stream);
   }
 
   std::unique_ptr<CompiledGraph> eager(const CapturedGraph& g, CpuProfiler* profiler, CompileReport report) {

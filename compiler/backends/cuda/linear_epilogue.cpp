@@ -58,12 +58,6 @@ std::string activation_of(const GraphOp& op) {
   return "";
 }
 
-// A weight that requires grad cannot be a TorchScript constant; an inference graph needs none.
-BuildArg build_arg(const Arg& a) {
-  if (a.kind == Arg::Kind::Slot) return BuildArg(Val{a.slot});
-  return a.constant.isTensor() ? BuildArg(c10::IValue(a.constant.toTensor().detach())) : BuildArg(a.constant);
-}
-
 // A linear the epilogue can take: rows of x against a 2-D weight and a 1-D bias, one floating
 // dtype and one device.
 bool fits(const PassContext& ctx, const GraphOp& linear) {
@@ -80,12 +74,7 @@ bool fits(const PassContext& ctx, const GraphOp& linear) {
 
 std::vector<std::string> fuse_linear_activation(PassContext& ctx) {
   CapturedGraph& g = ctx.graph;
-  // Each slot's readers; a graph output counts as one more, so that it keeps its value.
-  std::vector<int> readers(static_cast<size_t>(g.num_slots), 0);
-  for (const GraphOp& op : g.ops) {
-    for (int s : slots_read(op)) ++readers[static_cast<size_t>(s)];
-  }
-  for (int s : g.outputs) ++readers[static_cast<size_t>(s)];
+  const std::vector<int> readers = reader_counts(g);  // a graph output counts as a reader
   std::map<int, size_t> activation_of_slot;  // a linear's output -> the activation that alone reads it
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const GraphOp& op = g.ops[i];
@@ -110,7 +99,7 @@ std::vector<std::string> fuse_linear_activation(PassContext& ctx) {
     const GraphOp& activation = original[act->second];
     const std::string name = activation_of(activation);
     const at::Tensor out = ctx.examples[static_cast<size_t>(activation.outputs[0])].toTensor();  // a copy: emit grows examples
-    Val v = b.emit(kLinearActivationOp, {build_arg(op.args[0]), build_arg(op.args[1]), build_arg(op.args[2]), name.c_str()}, &op, out);
+    Val v = b.emit(kLinearActivationOp, {inference_arg(op.args[0]), inference_arg(op.args[1]), inference_arg(op.args[2]), name.c_str()}, &op, out);
     b.rename(activation.outputs[0], v.slot);
     absorbed.insert(act->second);
     fused.push_back(fmt::format("linear_{} (cuBLASLt epilogue): aten::linear, {}", name == "relu" ? "relu" : "gelu", activation.name));

@@ -47,6 +47,9 @@ bool is_view_op(const std::string& name);
 c10::IValue example_value(const PassContext& ctx, const Arg& a);
 // Slots each op reads (through lists too).
 std::vector<int> slots_read(const GraphOp& op);
+// How many reads each slot has (ops' arguments, and a graph output counts as one more, so that a
+// pass that needs a value's only reader leaves an output's value alone).
+std::vector<int> reader_counts(const CapturedGraph& g);
 // Replaces reads of `from` by `to` in every op after position `after` and in the outputs (when
 // `to` is a slot). Returns false if `from` is a graph output and `to` is not a slot.
 bool replace_uses(CapturedGraph& g, int from, const Arg& to);

@@ -52,6 +52,15 @@ std::vector<int> slots_read(const GraphOp& op) {
   return out;
 }
 
+std::vector<int> reader_counts(const CapturedGraph& g) {
+  std::vector<int> readers(static_cast<size_t>(g.num_slots), 0);
+  for (const GraphOp& op : g.ops) {
+    for (int s : slots_read(op)) ++readers[static_cast<size_t>(s)];
+  }
+  for (int s : g.outputs) ++readers[static_cast<size_t>(s)];
+  return readers;
+}
+
 c10::IValue example_value(const PassContext& ctx, const Arg& a) {
   if (a.kind == Arg::Kind::Slot) return ctx.examples[static_cast<size_t>(a.slot)];
   return a.kind == Arg::Kind::Constant ? a.constant : c10::IValue();

@@ -2,6 +2,11 @@
 
 namespace tcprof {
 
+BuildArg inference_arg(const Arg& a) {
+  if (a.kind == Arg::Kind::Slot) return BuildArg(Val{a.slot});
+  return a.constant.isTensor() ? BuildArg(c10::IValue(a.constant.toTensor().detach())) : BuildArg(a.constant);
+}
+
 Val PassBuilder::emit(const char* name, const std::vector<BuildArg>& args, const GraphOp* origin, const at::Tensor& example) {
   CapturedGraph& g = ctx_.graph;
   if (!builder_) {

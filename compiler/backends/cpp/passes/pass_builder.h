@@ -14,6 +14,11 @@
 
 namespace tcprof {
 
+// An op's argument as an argument of an op the pass builds: a slot as its value, a constant as it
+// is, a tensor constant detached (a weight that requires grad cannot be a TorchScript constant; an
+// inference graph needs none).
+BuildArg inference_arg(const Arg& a);
+
 class PassBuilder {
  public:
   explicit PassBuilder(PassContext& ctx) : ctx_(ctx) {}

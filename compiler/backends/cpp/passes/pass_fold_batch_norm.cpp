@@ -17,11 +17,7 @@ bool is_constant_optional_tensor(const Arg& a) {
 
 int fold_batch_norm(PassContext& ctx) {
   CapturedGraph& g = ctx.graph;
-  std::vector<int> readers(static_cast<size_t>(g.num_slots), 0);
-  for (const auto& op : g.ops) {
-    for (int s : slots_read(op)) ++readers[static_cast<size_t>(s)];
-  }
-  for (int s : g.outputs) ++readers[static_cast<size_t>(s)];
+  std::vector<int> readers = reader_counts(g);  // updated as folded values take over their readers
   std::vector<int> producer(static_cast<size_t>(g.num_slots), -1);
   std::vector<bool> dead(g.ops.size(), false);
   int count = 0;
