@@ -16,7 +16,7 @@ constexpr ChannelName kChannels[] = {
     {LogChannel::GraphBreaks, "graph_breaks"}, {LogChannel::Recompiles, "recompiles"},
     {LogChannel::Guards, "guards"},            {LogChannel::PerfHints, "perf_hints"},
     {LogChannel::OutputCode, "output_code"},   {LogChannel::Passes, "passes"},
-    {LogChannel::Fusion, "fusion"},
+    {LogChannel::Fusion, "fusion"},            {LogChannel::Autotune, "autotune"},
 };
 
 uint32_t mask_from_environment() {

@@ -19,6 +19,7 @@ enum class LogChannel : uint32_t {
   OutputCode = 1u << 4,
   Passes = 1u << 5,  // IR after each compiler pass
   Fusion = 1u << 6,  // why the fusion scheduler kept two ops in separate kernels
+  Autotune = 1u << 7,  // each launch size a generated CUDA kernel chose on the device, and its times
 };
 
 struct LogConfig {

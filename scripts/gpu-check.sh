@@ -91,7 +91,7 @@ gpt_in='i64[8,256](0,8192)'
 resnet_in='f32[32,3,224,224]'
 db=$out/gpu-check.db
 rm -f "$db"
-gpu_steps=(bench_gpt_cuda bench_gpt_cuda_features_off bench_gpt_cuda_launch_sweep bench_resnet18_cuda bench_resnet18_cuda_conv_epilogues recording_cost_gpt recording_cost_resnet18 verify_gpt_cuda
+gpu_steps=(bench_gpt_cuda bench_gpt_cuda_features_off bench_gpt_cuda_untuned bench_gpt_cuda_launch_sweep bench_resnet18_cuda bench_resnet18_cuda_conv_epilogues recording_cost_gpt recording_cost_resnet18 verify_gpt_cuda
   verify_resnet18_cuda verify_resnet18_cuda_conv_epilogues verify_gpt_cuda_no_graphs run_gpt_full run_resnet18_summary train_gpt bench_train_gpt explain_gpt_cuda
   bench_vision report fuzz_gpu)
 if [[ $built -ne 0 ]]; then
@@ -105,6 +105,9 @@ else
   # The same with the vectors and the row registers off (TCPROF_CUDA_OFF, cuda_features.h): what
   # they are worth on this GPU, measured in this session.
   step bench_gpt_cuda_features_off 120 bash -c "TCPROF_CUDA_OFF=vectors,row-registers '$tcprof' bench '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --backend cuda --iters 50 --db none --json > '$out/bench_gpt_cuda_features_off.json'"
+  # The same with every kernel at the default launch sizes (TCPROF_CUDA_OFF=launch-tuning): what the
+  # block sizes raced at each kernel's first launch (launch_tuning.h) are worth.
+  step bench_gpt_cuda_untuned 120 bash -c "TCPROF_CUDA_OFF=launch-tuning '$tcprof' bench '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --backend cuda --iters 30 --no-torchscript --db none --json > '$out/bench_gpt_cuda_untuned.json'"
   # Launch sizes other than the defaults (256 threads a pointwise block, 8 warp rows a block):
   # whether the launch shape is worth tuning per kernel on this GPU (TCPROF_CUDA_LAUNCH).
   step bench_gpt_cuda_launch_sweep 120 bash -c "rc=0; for shape in pointwise-block=128,warp-row-block=128 pointwise-block=512,warp-row-block=512; do \
@@ -119,7 +122,8 @@ else
   step recording_cost_gpt 90 bash -c "'$tcprof' bench '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --recording-cost --iters 60 --db none --json > '$out/recording_cost_gpt.json'"
   step recording_cost_resnet18 90 bash -c "'$tcprof' bench '$models/resnet18.pt' --input '$resnet_in' --device cuda --recording-cost --iters 40 --db none --json > '$out/recording_cost_resnet18.json'"
   # Correctness of the cuda backend on the device: every call's outputs against eager there.
-  step verify_gpt_cuda 60 "$tcprof" run "$models/gpt_gpu.pt" --input "$gpt_in" --device cuda --backend cuda --verify --iters 5 --db none
+  # Its log lists each kernel's launch decision and the times raced (TCPROF_LOGS=autotune).
+  step verify_gpt_cuda 60 env TCPROF_LOGS=autotune "$tcprof" run "$models/gpt_gpu.pt" --input "$gpt_in" --device cuda --backend cuda --verify --iters 5 --db none
   step verify_resnet18_cuda 60 "$tcprof" run "$models/resnet18.pt" --input "$resnet_in" --device cuda --backend cuda --verify --iters 5 --db none
   step verify_resnet18_cuda_conv_epilogues 60 env TCPROF_CUDA_CONV_EPILOGUES=1 "$tcprof" run "$models/resnet18.pt" --input "$resnet_in" --device cuda --backend cuda --verify --iters 5 --db none
   step verify_gpt_cuda_no_graphs 60 "$tcprof" run "$models/gpt_gpu.pt" --input "$gpt_in" --device cuda --backend cuda --cuda-graphs off --verify --iters 3 --db none
@@ -217,6 +221,10 @@ for model in ("gpt", "resnet18"):
     if off:  # TCPROF_CUDA_OFF=vectors,row-registers: the same run without them
         row["tcprof_cuda_features_off_ms"] = off.get("compiled_ms")
         row["tcprof_cuda_features_off_speedup"] = off.get("speedup")
+    untuned = load(f"bench_{model}_cuda_untuned.json")
+    if untuned:  # TCPROF_CUDA_OFF=launch-tuning: every kernel at the default launch sizes
+        row["tcprof_cuda_untuned_ms"] = untuned.get("compiled_ms")
+        row["tcprof_cuda_untuned_speedup"] = untuned.get("speedup")
     fused = load(f"bench_{model}_cuda_conv_epilogues.json")
     if fused:  # TCPROF_CUDA_CONV_EPILOGUES=1: ReLUs and residual adds inside cuDNN's convolutions
         row["tcprof_cuda_conv_epilogues_ms"] = fused.get("compiled_ms")

@@ -4,7 +4,10 @@
 // (no GPU here, CI) runs the same CUDA source compiled for the CPU under cuda_emulation.h, so that
 // every generated kernel is checked against eager without a device. Extern steps (matmuls,
 // convolutions, views) are LibTorch calls on the graph's device: cuBLAS and cuDNN on a GPU.
+#include <algorithm>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 
 #include <ATen/ATen.h>
 
@@ -22,12 +25,15 @@
 #include "compiler/backends/cuda/cuda_emulation.h"
 #include "compiler/backends/cuda/cuda_graph_replay.h"
 #include "compiler/backends/cuda/cuda_launch.h"
+#include "compiler/backends/cuda/launch_tuning.h"
 #include "compiler/backends/cuda/linear_epilogue.h"
 #include "compiler/frontend/guards.h"
 #include "compiler/torch_compat.h"
 #include "compiler/toolchain/cubin_cache.h"
 #include "compiler/toolchain/kernel_library.h"
 #include "compiler/toolchain/nvrtc_compiler.h"
+#include "core/clock.h"
+#include "core/sha256.h"
 #include "core/error.h"
 #include "core/log.h"
 
@@ -47,6 +53,69 @@ LaunchLimits emulation_limits() {
   }
   return launch_limits_from_env(l);
 }
+
+// The emulation tunes its launches only when asked: it is how the tests run the tuner's whole path
+// without a GPU. "1" times the CPU's fibers (which says nothing of a GPU); "widest" pretends the
+// widest block is fastest, so that the sizes the default never takes run and are checked.
+enum class EmulationTuning { Off, Fibers, Widest };
+EmulationTuning emulation_tuning() {
+  const char* env = std::getenv("TCPROF_CUDA_EMULATION_TUNING");
+  if (!env || !*env || std::string(env) == "0") return EmulationTuning::Off;
+  if (std::string(env) == "1") return EmulationTuning::Fibers;
+  if (std::string(env) == "widest") return EmulationTuning::Widest;
+  throw Error(ErrorKind::Usage, fmt::format("TCPROF_CUDA_EMULATION_TUNING: '{}' is not 0, 1 or widest", env));
+}
+
+// Bit i set where operand i (inputs, then outputs) is 16-byte aligned: a kernel's vector path
+// depends on it, so its time does.
+uint64_t alignment_bits(const CudaKernelSymbol& k, const void* const* in, void* const* out) {
+  uint64_t bits = 0;
+  int bit = 0;
+  for (int i = 0; i < k.inputs && bit < 64; ++i, ++bit) bits |= (reinterpret_cast<uintptr_t>(in[i]) % 16 == 0 ? 1ull : 0ull) << bit;
+  for (int o = 0; o < k.outputs && bit < 64; ++o, ++bit) bits |= (reinterpret_cast<uintptr_t>(out[o]) % 16 == 0 ? 1ull : 0ull) << bit;
+  return bits;
+}
+
+// One kernel's launch shape, remembered for the index space it last saw: a launch over the same
+// sizes, strides and alignment as the one before pays a comparison, not the tuner's hash and lookup.
+class LaunchSizer {
+ public:
+  LaunchSizer(CudaKernelSymbol kernel, LaunchLimits limits, std::shared_ptr<LaunchTuner> tuner)
+      : kernel_(std::move(kernel)), limits_(limits), tuner_(std::move(tuner)) {}
+  LaunchShape fallback(const int64_t* sizes) const { return launch_shape(kernel_, sizes, limits_); }
+  LaunchShape shape(const int64_t* sizes, const int64_t* strides, uint64_t aligned, const LaunchClock& clock) {
+    if (!tuner_) return fallback(sizes);
+    const size_t n = static_cast<size_t>(kernel_.rank) * static_cast<size_t>(1 + kernel_.inputs);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (last_.size() == n && aligned == last_aligned_ && std::equal(sizes, sizes + kernel_.rank, last_.begin()) &&
+        std::equal(strides, strides + (n - static_cast<size_t>(kernel_.rank)), last_.begin() + kernel_.rank)) {
+      return last_shape_;
+    }
+    const LaunchTuner::Choice choice = tuner_->choose(kernel_, sizes, strides, aligned, limits_, clock);
+    if (!choice.decided) return choice.shape;  // asked again next time
+    last_shape_ = choice.shape;
+    last_aligned_ = aligned;
+    last_.assign(sizes, sizes + kernel_.rank);
+    last_.insert(last_.end(), strides, strides + (n - static_cast<size_t>(kernel_.rank)));
+    return last_shape_;
+  }
+
+ private:
+  CudaKernelSymbol kernel_;
+  LaunchLimits limits_;
+  std::shared_ptr<LaunchTuner> tuner_;
+  std::mutex mu_;
+  std::vector<int64_t> last_;
+  uint64_t last_aligned_ = 0;
+  LaunchShape last_shape_;
+};
+
+struct DeviceLaunch {
+  const CudaModule* module;
+  CudaFunction fn;
+  const void* params;
+  void* stream;
+};
 
 class CudaBackend : public Backend {
  public:
@@ -92,6 +161,7 @@ class CudaBackend : public Backend {
     const CudaFeatures features = cuda_features_from_env();
     const bool conv_epilogues = conv_epilogues_from_env();
     const LaunchLimits limits = device.is_cuda() ? launch_limits_from_env(LaunchLimits{}) : emulation_limits();
+    const EmulationTuning emulation = device.is_cuda() ? EmulationTuning::Off : emulation_tuning();
     const std::vector<std::string> epilogues = features.linear_epilogues ? fuse_linear_activation(ctx) : std::vector<std::string>{};
     // On a GPU, convolutions in the layout that measures faster; the examples then carry the
     // layouts eager gives every value, which the fused kernels follow.
@@ -116,7 +186,7 @@ class CudaBackend : public Backend {
     if (log_enabled(LogChannel::OutputCode)) log(LogChannel::OutputCode, "generated CUDA code:\n{}", unit.source);
     std::vector<KernelCall> calls;
     std::shared_ptr<LoadedLibrary> library;
-    std::string built;
+    std::string built, launches;
     try {
       if (unit.unique_kernels > 0) {
         // 5. NVRTC: a CUBIN for the device's architecture (or --arch); on the CPU, a check that
@@ -138,17 +208,33 @@ class CudaBackend : public Backend {
         } else {
           built = "not compiled for a device: " + why_no_nvrtc;
         }
+        // Launch sizes raced on the first launch of each index space, unless they are fixed.
+        std::shared_ptr<LaunchTuner> tuner;
+        if (!features.launch_tuning) {
+          launches = "launch sizes: the defaults (TCPROF_CUDA_OFF=launch-tuning)";
+        } else if (std::getenv("TCPROF_CUDA_LAUNCH")) {
+          launches = "launch sizes: as TCPROF_CUDA_LAUNCH sets them";
+        } else if (device.is_cuda() || emulation != EmulationTuning::Off) {
+          const std::string on = device.is_cuda() ? CudaDriver::shared().describe(device.index()) : "the CPU's emulation";
+          // What the timings hold for: the GPU and how its CUBIN was made (a kernel's symbol
+          // hashes its body, not the prelude it calls).
+          const std::string made = device.is_cuda() ? fmt::format("; {} by NVRTC {}; prelude {}", arch, NvrtcCompiler::shared().version(),
+                                                                  sha256_hex(cuda_prelude()).substr(0, 16))
+                                                    : fmt::format("; {}", emulation == EmulationTuning::Widest ? "widest" : "fibers");
+          tuner = launch_tuner(on + made, builder.cache_dir());
+          launches = fmt::format("launch sizes: tuned on {} at each kernel's first launch over a new shape (TCPROF_LOGS=autotune)", on);
+        }
         if (device.is_cuda()) {
           phase.begin("load");
           report.cache_hit = cubin_hit;
-          calls = device_calls(unit, cubin, device, limits);
+          calls = device_calls(unit, cubin, device, limits, tuner);
         } else {
           // 6. Emulation: the same source for the CPU through the system compiler.
           phase.begin("cc");
           KernelLibraryResult lib = builder.compile(emulation_source(unit));
           report.cache_hit = lib.cache_hit && cubin_hit;
           library = lib.library;
-          calls = emulated_calls(unit, *library, limits);
+          calls = emulated_calls(unit, *library, limits, tuner, emulation == EmulationTuning::Widest);
           built += "; run on the CPU in emulation (cuda_emulation.h)";
         }
       }
@@ -181,7 +267,7 @@ class CudaBackend : public Backend {
     report.ir = fmt::format("# cuda: {} kernel calls, {} unique kernels, {} ops fused, {} extern, {} fallback; {}; {}\n",
                             report.kernels, report.unique_kernels, report.fused_ops, report.extern_calls,
                             report.fallback_calls, built.empty() ? "no generated kernels" : built, replay) +
-                (layout.empty() ? "" : "# " + layout + "\n") + report.ir;
+                (launches.empty() ? "" : "# " + launches + "\n") + (layout.empty() ? "" : "# " + layout + "\n") + report.ir;
     log_hints(report.hints);
     auto runner = std::make_shared<ProgramRunner>(std::move(g), std::move(program), std::move(library), std::move(calls),
                                                   std::vector<KernelFn>{}, profiler, device);
@@ -191,15 +277,24 @@ class CudaBackend : public Backend {
   }
 
  private:
-  static std::vector<KernelCall> emulated_calls(const CudaUnit& unit, const LoadedLibrary& library, const LaunchLimits& limits) {
+  static std::vector<KernelCall> emulated_calls(const CudaUnit& unit, const LoadedLibrary& library, const LaunchLimits& limits,
+                                                const std::shared_ptr<LaunchTuner>& tuner, bool widest_fastest) {
     using EmulateFn = void (*)(const void*, unsigned, unsigned);
     std::vector<KernelCall> calls;
     for (const auto& k : unit.kernels) {
       auto fn = reinterpret_cast<EmulateFn>(library.symbol(k.symbol + "_emulate"));
-      calls.emplace_back([fn, k, limits](const void* const* in, void* const* out, const int64_t* sz, const int64_t* st) {
+      auto sizer = std::make_shared<LaunchSizer>(k, limits, tuner);
+      calls.emplace_back([fn, k, sizer, widest_fastest](const void* const* in, void* const* out, const int64_t* sz, const int64_t* st) {
         std::vector<uint64_t> params = pack_params(k, in, out, sz, st);
         if (params.empty()) return false;
-        LaunchShape shape = launch_shape(k, sz, limits);
+        // Outputs never alias inputs (the runner allocates them), so a timed launch repeats one.
+        const uint64_t* p = params.data();
+        const LaunchClock clock{[] { return true; }, [fn, p, widest_fastest](const LaunchShape& s, int n) -> std::optional<int64_t> {
+                                  const int64_t t0 = now_ns();
+                                  for (int i = 0; i < n; ++i) fn(p, s.grid, s.block);
+                                  return widest_fastest ? n * (int64_t{1} << 20) / s.block : now_ns() - t0;
+                                }};
+        const LaunchShape shape = sizer->shape(sz, st, alignment_bits(k, in, out), clock);
         fn(params.data(), shape.grid, shape.block);
         return true;
       });
@@ -208,23 +303,46 @@ class CudaBackend : public Backend {
   }
 
   static std::vector<KernelCall> device_calls(const CudaUnit& unit, const std::string& cubin, const c10::Device& device,
-                                              const LaunchLimits& limits) {
+                                              const LaunchLimits& limits, const std::shared_ptr<LaunchTuner>& tuner) {
     std::shared_ptr<CudaModule> module = CudaDriver::shared().load(cubin, device.index());
     std::vector<KernelCall> calls;
     for (const auto& k : unit.kernels) {
       CudaFunction fn = module->function(k.symbol);
-      calls.emplace_back([module, fn, k, limits, device](const void* const* in, void* const* out, const int64_t* sz,
-                                                         const int64_t* st) {
+      auto sizer = std::make_shared<LaunchSizer>(k, limits, tuner);
+      calls.emplace_back([module, fn, k, sizer, device](const void* const* in, void* const* out, const int64_t* sz,
+                                                        const int64_t* st) {
         void* stream = nullptr;
         if (!compat::current_native_stream(device, &stream)) return false;
         std::vector<uint64_t> params = pack_params(k, in, out, sz, st);
         if (params.empty()) return false;
-        LaunchShape shape = launch_shape(k, sz, limits);
-        module->launch(fn, shape.grid, shape.block, params.data(), stream);
+        // One pointer each, so that building the clock allocates nothing on a launch that needs none.
+        const DeviceLaunch launch{module.get(), fn, params.data(), stream};
+        const LaunchClock clock{[&launch] { return launch.module->can_time(launch.stream); },
+                                [&launch](const LaunchShape& s, int n) {
+                                  return launch.module->time_launches(launch.fn, s.grid, s.block, launch.params, launch.stream, n);
+                                }};
+        const LaunchShape shape = sizer->shape(sz, st, alignment_bits(k, in, out), clock);
+        try {
+          module->launch(fn, shape.grid, shape.block, params.data(), stream);
+        } catch (const Error&) {
+          // A tuned size refused now (another build's registers under the same key): the default.
+          const LaunchShape fallback = sizer->fallback(sz);
+          if (fallback.grid == shape.grid && fallback.block == shape.block) throw;
+          module->launch(fn, fallback.grid, fallback.block, params.data(), stream);
+        }
         return true;
       });
     }
     return calls;
+  }
+
+  // One tuner per device and cache folder for the backend's life: a kernel two graphs share is
+  // timed once.
+  std::shared_ptr<LaunchTuner> launch_tuner(const std::string& device, const std::string& cache_dir) {
+    std::lock_guard<std::mutex> lock(tuners_mu_);
+    std::shared_ptr<LaunchTuner>& t = tuners_[device + "\n" + cache_dir];
+    if (!t) t = std::make_shared<LaunchTuner>(device, cache_dir);
+    return t;
   }
 
   std::unique_ptr<CompiledGraph> eager(const CapturedGraph& g, CpuProfiler* profiler, CompileReport report) {
@@ -234,6 +352,8 @@ class CudaBackend : public Backend {
   bool strict_;
   CudaOptions options_;
   std::unique_ptr<KernelLibraryBuilder> own_compiler_;
+  std::mutex tuners_mu_;
+  std::map<std::string, std::shared_ptr<LaunchTuner>> tuners_;
 };
 
 }  // namespace

@@ -22,6 +22,18 @@ struct CudaDriverApi {
   int (*module_function)(void**, void*, const char*) = nullptr;
   int (*launch)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**, void**) = nullptr;
   int (*error_string)(int, const char**) = nullptr;
+  int (*device_name)(char*, int, int) = nullptr;
+  // Optional, for timing launch sizes (launch_tuning.h); null where this driver lacks them.
+  int (*event_create)(void**, unsigned) = nullptr;
+  int (*event_record)(void*, void*) = nullptr;
+  int (*event_synchronize)(void*) = nullptr;
+  int (*event_elapsed)(float*, void*, void*) = nullptr;
+  int (*event_destroy)(void*) = nullptr;
+  int (*stream_is_capturing)(void*, int*) = nullptr;
+
+  bool can_time() const {
+    return event_create && event_record && event_synchronize && event_elapsed && event_destroy && stream_is_capturing;
+  }
 
   std::string error(int rc) const {
     const char* text = nullptr;
@@ -50,6 +62,7 @@ class ContextScope {
 
 constexpr int kComputeCapabilityMajor = 75;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
 constexpr int kComputeCapabilityMinor = 76;
+constexpr int kMultiprocessorCount = 16;  // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
 
 }  // namespace
 
@@ -71,6 +84,16 @@ CudaDriver& CudaDriver::shared() {
           b.bind(api->module_function, "cuModuleGetFunction");
           b.bind(api->launch, "cuLaunchKernel");
           b.bind(api->error_string, "cuGetErrorString");
+          b.bind(api->device_name, "cuDeviceGetName");
+          b.bind_optional(api->event_create, "cuEventCreate");
+          b.bind_optional(api->event_record, "cuEventRecord");
+          b.bind_optional(api->event_synchronize, "cuEventSynchronize");
+          // CUDA 12.8 added _v2 (the same signature, defined for events of other contexts); older
+          // drivers have only the first.
+          b.bind_optional(api->event_elapsed, "cuEventElapsedTime_v2");
+          if (!api->event_elapsed) b.bind_optional(api->event_elapsed, "cuEventElapsedTime");
+          b.bind_optional(api->event_destroy, "cuEventDestroy_v2");
+          b.bind_optional(api->stream_is_capturing, "cuStreamIsCapturing");
         },
         &tried);
     if (!lib) {
@@ -100,6 +123,15 @@ std::string CudaDriver::arch(int device_index) const {
   return fmt::format("sm_{}{}", major, minor);
 }
 
+std::string CudaDriver::describe(int device_index) const {
+  int dev = 0, sms = 0;
+  api_->check(api_->device_get(&dev, device_index < 0 ? 0 : device_index), "cuDeviceGet");
+  api_->check(api_->device_attribute(&sms, kMultiprocessorCount, dev), "cuDeviceGetAttribute");
+  char name[256] = {};
+  api_->check(api_->device_name(name, static_cast<int>(sizeof name) - 1, dev), "cuDeviceGetName");
+  return fmt::format("{}, {}, {} SMs", name, arch(device_index), sms);
+}
+
 std::shared_ptr<CudaModule> CudaDriver::load(const std::string& cubin, int device_index) const {
   void* ctx = primary_context(device_index);
   ContextScope scope(*api_, ctx);
@@ -126,6 +158,37 @@ void CudaModule::launch(CudaFunction fn, unsigned grid, unsigned block, const vo
   ContextScope scope(*api_, context_);
   void* args[] = {const_cast<void*>(params)};
   api_->check(api_->launch(fn, grid, 1, 1, block, 1, 1, 0, stream, args, nullptr), "cuLaunchKernel");
+}
+
+bool CudaModule::can_time(void* stream) const {
+  if (!api_->can_time()) return false;
+  ContextScope scope(*api_, context_);
+  int capturing = 0;  // CU_STREAM_CAPTURE_STATUS_NONE
+  return api_->stream_is_capturing(stream, &capturing) == 0 && capturing == 0;
+}
+
+std::optional<int64_t> CudaModule::time_launches(CudaFunction fn, unsigned grid, unsigned block, const void* params,
+                                                 void* stream, int count) const {
+  if (!api_->can_time()) return std::nullopt;
+  ContextScope scope(*api_, context_);
+  void* start = nullptr;
+  void* end = nullptr;
+  if (api_->event_create(&start, 0) != 0) return std::nullopt;
+  if (api_->event_create(&end, 0) != 0) {
+    api_->event_destroy(start);
+    return std::nullopt;
+  }
+  float ms = 0;
+  int rc = api_->event_record(start, stream);
+  void* args[] = {const_cast<void*>(params)};
+  for (int i = 0; i < count && rc == 0; ++i) rc = api_->launch(fn, grid, 1, 1, block, 1, 1, 0, stream, args, nullptr);
+  if (rc == 0) rc = api_->event_record(end, stream);
+  if (rc == 0) rc = api_->event_synchronize(end);
+  if (rc == 0) rc = api_->event_elapsed(&ms, start, end);
+  api_->event_destroy(start);
+  api_->event_destroy(end);
+  if (rc != 0) return std::nullopt;
+  return static_cast<int64_t>(static_cast<double>(ms) * 1e6);
 }
 
 }  // namespace tcprof

@@ -21,9 +21,10 @@ CudaFeatures cuda_features_from_env() {
     else if (name == "row-registers") f.row_registers = false;
     else if (name == "linear-epilogues") f.linear_epilogues = false;
     else if (name == "optimizer-kernel") f.optimizer_kernel = false;
+    else if (name == "launch-tuning") f.launch_tuning = false;
     else if (!name.empty()) {
       throw Error(ErrorKind::Usage, fmt::format("TCPROF_CUDA_OFF: unknown feature '{}' (known: vectors, row-registers, "
-                                                "linear-epilogues, optimizer-kernel; unset it to keep them all)", name));
+                                                "linear-epilogues, optimizer-kernel, launch-tuning; unset it to keep them all)", name));
     }
   }
   return f;
