@@ -25,24 +25,17 @@ using testing::expect_same_output;
 using testing::inputs_for;
 using testing::sample;
 
-CudaKernelSymbol pointwise_kernel() {
+CudaKernelSymbol kernel(const char* symbol, int inputs, int rank, bool row) {
   CudaKernelSymbol k;
-  k.symbol = "tcu_pointwise";
-  k.inputs = 2;
+  k.symbol = symbol;
+  k.inputs = inputs;
   k.outputs = 1;
-  k.rank = 1;
+  k.rank = rank;
+  k.row = row;
   return k;
 }
-
-CudaKernelSymbol row_kernel() {
-  CudaKernelSymbol k;
-  k.symbol = "tcu_rows";
-  k.inputs = 1;
-  k.outputs = 1;
-  k.rank = 2;
-  k.row = true;
-  return k;
-}
+CudaKernelSymbol pointwise_kernel() { return kernel("tcu_pointwise", 2, 1, false); }
+CudaKernelSymbol row_kernel() { return kernel("tcu_rows", 1, 2, true); }
 
 // A device whose launches take `per_launch[block]` ns (1,000 for blocks not named); counts timings.
 struct FakeDevice {
