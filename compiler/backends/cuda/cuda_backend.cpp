@@ -327,7 +327,7 @@ class CudaBackend : public Backend {
         } catch (const Error&) {
           // A tuned size refused now (another build's registers under the same key): the default.
           const LaunchShape fallback = sizer->fallback(sz);
-          if (fallback.grid == shape.grid && fallback.block == shape.block) throw;
+          if (fallback == shape) throw;
           module->launch(fn, fallback.grid, fallback.block, params.data(), stream);
         }
         return true;

@@ -11,6 +11,7 @@ namespace tcprof {
 
 struct LaunchShape {
   unsigned grid = 1, block = 32;
+  bool operator==(const LaunchShape& o) const { return grid == o.grid && block == o.block; }
 };
 
 struct LaunchLimits {

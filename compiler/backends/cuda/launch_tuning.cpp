@@ -27,8 +27,6 @@ fs::path file_of(const std::string& cache_dir, const std::string& key) {
   return fs::path(cache_dir) / "launches" / key.substr(0, 2) / (key + ".txt");
 }
 
-bool same(const LaunchShape& a, const LaunchShape& b) { return a.grid == b.grid && a.block == b.block; }
-
 std::optional<LaunchDecision> load_decision(const std::string& cache_dir, const std::string& key,
                                             const std::vector<LaunchShape>& candidates) {
   if (cache_dir.empty()) return std::nullopt;
@@ -55,7 +53,7 @@ std::optional<LaunchDecision> load_decision(const std::string& cache_dir, const 
     return std::nullopt;
   }
   for (size_t i = 0; i < candidates.size(); ++i) {
-    if (!same(d.candidates[i], candidates[i])) return std::nullopt;
+    if (!(d.candidates[i] == candidates[i])) return std::nullopt;
   }
   // A winner that never ran (a hand edit) could be a size the kernel cannot launch with.
   if (!d.entries[static_cast<size_t>(d.decision.winner)].ran) return std::nullopt;
@@ -94,7 +92,7 @@ std::vector<LaunchShape> launch_candidates(const CudaKernelSymbol& kernel, const
   auto add = [&](LaunchLimits l) {
     const LaunchShape s = launch_shape(kernel, sizes, l);
     for (const LaunchShape& c : out) {
-      if (same(c, s)) return;
+      if (c == s) return;
     }
     out.push_back(s);
   };
