@@ -63,7 +63,7 @@ EmulationTuning emulation_tuning() {
   if (!env || !*env || std::string(env) == "0") return EmulationTuning::Off;
   if (std::string(env) == "1") return EmulationTuning::Fibers;
   if (std::string(env) == "widest") return EmulationTuning::Widest;
-  throw Error(ErrorKind::Usage, fmt::format("TCPROF_CUDA_EMULATION_TUNING: '{}' is not 0, 1 or widest", env));
+  throw Error(ErrorKind::Usage, fmt::format("TCPROF_CUDA_EMULATION_TUNING: '{}' is not 0, 1 or widest (1 times the emulated launches, widest makes the widest block win; unset it to launch the defaults)", env));
 }
 
 // Bit i set where operand i (inputs, then outputs) is 16-byte aligned: a kernel's vector path
