@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include <fmt/format.h>
+
 #include "analysis/kernel_stats.h"
 
 namespace tcprof::analysis {
@@ -99,6 +101,23 @@ std::vector<GpuGraphTime> gpu_graph_times(const RunReader& reader, Id run_id) {
   std::map<Id, std::string> labels;
   for (const auto& t : reader.graph_kernel_times(run_id)) labels.emplace(t.graph_id, t.compile_label);
   return acc.finish(labels);
+}
+
+GpuCallCoverage gpu_call_coverage(const std::vector<std::pair<std::string, int64_t>>& counters) {
+  GpuCallCoverage c;
+  for (const auto& [name, value] : counters) {
+    if (name == "cupti.calls_recorded") c.recorded += value;
+    else if (name == "cupti.calls_skipped") c.skipped += value;
+  }
+  return c;
+}
+
+std::string GpuCallCoverage::text() const {
+  if (!sampled()) return {};
+  return fmt::format("GPU work recorded on {} of {} calls: --profile summary records a run's first calls, then one "
+                     "call in TCPROF_SUMMARY_GPU_EVERY (20 by default); GPU totals and counts cover those calls, and every "
+                     "call is timed. --profile full records every call.",
+                     recorded, recorded + skipped);
 }
 
 int64_t peak_gpu_bytes(const std::vector<CallRow>& calls) {

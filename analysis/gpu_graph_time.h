@@ -32,6 +32,19 @@ struct GpuGraphTime {
 // Graphs with GPU work, in graph id order (GPU work outside graphs first). Empty for a CPU run.
 std::vector<GpuGraphTime> gpu_graph_times(const RunReader& reader, Id run_id);
 
+// How many of a CUDA run's calls had their GPU work recorded (CUPTI's cupti.calls_recorded and
+// cupti.calls_skipped counters): `--profile summary` records a run's first calls and then one in
+// TCPROF_SUMMARY_GPU_EVERY (profiler/gpu_call_sampling.h). Both 0 for a run recorded before the
+// counters existed (every call recorded) or without CUPTI.
+struct GpuCallCoverage {
+  int64_t recorded = 0, skipped = 0;
+  bool sampled() const { return skipped > 0; }
+  // "GPU work recorded on 15 of 100 calls …" for a sampled run, empty otherwise: report and GUI
+  // say the same.
+  std::string text() const;
+};
+GpuCallCoverage gpu_call_coverage(const std::vector<std::pair<std::string, int64_t>>& counters);
+
 // The highest CUDA caching allocator peak over the run's calls; 0 when none was measured.
 int64_t peak_gpu_bytes(const std::vector<CallRow>& calls);
 

@@ -130,11 +130,15 @@ void write_kernel_report_header(fmt::memory_buffer& out, const RunRow& run) {
 
 void write_kernel_report(fmt::memory_buffer& out, const RunReader& reader, Id run_id, size_t top) {
   auto o = std::back_inserter(out);
-  for (const auto& [name, value] : reader.counters(run_id)) {
+  const auto counters = reader.counters(run_id);
+  for (const auto& [name, value] : counters) {
     if (name == "cupti.dropped_records" && value > 0) {
       fmt::format_to(o, "  warning: CUPTI dropped {} GPU activity records: GPU totals are low\n",
                      text::count(value));
     }
+  }
+  if (const auto coverage = analysis::gpu_call_coverage(counters); coverage.sampled()) {
+    fmt::format_to(o, "{}", text::wrap("  ", coverage.text()));
   }
   auto stats = analysis::kernel_stats(reader, run_id);
   if (stats.empty()) {
@@ -218,8 +222,11 @@ nlohmann::json kernel_report_json(const RunReader& reader, Id run_id) {
   }
   CallTime calls = call_time(reader, run_id);
   json counters = json::object();
-  for (const auto& [name, value] : reader.counters(run_id)) counters[name] = value;
+  const auto counter_rows = reader.counters(run_id);
+  for (const auto& [name, value] : counter_rows) counters[name] = value;
+  const auto coverage = analysis::gpu_call_coverage(counter_rows);
   return {{"kernels", kernels},
+          {"gpu_calls", {{"recorded", coverage.recorded}, {"skipped", coverage.skipped}, {"sampled", coverage.sampled()}}},
           {"counters", counters},
           {"graph_kinds", graphs},
           {"gpu_graphs", gpu_graphs},

@@ -59,10 +59,10 @@ KernelsView::KernelsView(QWidget* parent)
   range_label_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   selection_label_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   auto* bar = new QHBoxLayout;
-  bar->addWidget(range_label_, 2);
+  bar->addWidget(range_label_, 3);
   bar->addWidget(place_filter_);
   bar->addWidget(name_filter_);
-  bar->addWidget(hint, 3);
+  bar->addWidget(hint, 2);
   bar->addWidget(reset);
   bar->addWidget(clear);
 
@@ -154,6 +154,13 @@ void KernelsView::updateRangeLabel() {
                       .arg(format_count(instances),
                            format_ns(static_cast<double>(r.start_ns) - origin),
                            format_ns(static_cast<double>(r.end_ns) - origin)));
+  // A sampling summary: say how many calls the GPU rows come from (the same words as report).
+  const analysis::GpuCallCoverage gpu = run_ ? run_->gpu_calls : analysis::GpuCallCoverage{};
+  if (gpu.sampled()) {
+    range_label_->setText(range_label_->text() + QString(" · GPU: %1 of %2 calls")
+                                                     .arg(format_count(gpu.recorded), format_count(gpu.recorded + gpu.skipped)));
+  }
+  range_label_->setToolTip(QString::fromStdString(gpu.text()));
 }
 
 void KernelsView::updateSelectionLabel() {

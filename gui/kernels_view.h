@@ -29,6 +29,7 @@ class KernelsView : public RunView {
   // A run with GPU work opens on the GPU's, as `report --kernels` puts it first.
   QComboBox* placeFilter() const { return place_filter_; }
   QString selectionText() const { return selection_label_->text(); }
+  QLabel* rangeLabel() const { return range_label_; }
   // Name of the kernel selected in the table, empty when none.
   QString selectedTableName() const;
 

@@ -77,6 +77,7 @@ RunDataPtr load_run_data(const QString& path, Id run_id,
   });
   report("Summarising kernels", 0.92);
   data->kernel_summary = data->kernels.summarize();
+  data->gpu_calls = analysis::gpu_call_coverage(reader.counters(run_id));
   const auto launch = analysis::launch_pressure(data->calls, data->compiles, reader.call_kind_times(run_id));
   data->problems = analysis::find_problems({data->summary, data->break_sites, data->recompiles, data->time_range,
                                             data->kernel_summary, data->perf_hints, launch});

@@ -8,6 +8,7 @@
 
 #include "analysis/break_sites.h"
 #include "analysis/compile_time.h"
+#include "analysis/gpu_graph_time.h"
 #include "analysis/kernel_stats.h"
 #include "analysis/problems.h"
 #include "analysis/rank_divergence.h"
@@ -43,6 +44,7 @@ struct RunData {
   KernelData kernels;
   std::vector<analysis::KernelStats> kernel_summary;  // over the whole run
   std::vector<analysis::Problem> problems;  // the overview's "Biggest problems", as `report` ranks them
+  analysis::GpuCallCoverage gpu_calls;  // calls whose GPU work was recorded (a sampling summary)
   // For comparing runs (analysis/run_comparison.h).
   analysis::RunView view;
   std::vector<GraphKernelTime> graph_times;

@@ -84,7 +84,13 @@ CuptiCollector::CuptiCollector(RunWriter& writer, std::shared_ptr<const CuptiApi
     : writer_(writer),
       api_(std::move(api)),
       pool_(options.buffer_bytes, options.max_buffers),
-      processor_(writer, *api_, scopes_, clock_offset, options.mode) {}
+      processor_(writer, *api_, scopes_, clock_offset, options.mode) {
+  sampling_ = options.sampling ? options.sampling
+                               : std::make_shared<GpuCallSampling>(
+                                     gpu_sampling_policy(options.mode, std::getenv("TCPROF_SUMMARY_GPU_EVERY")));
+  recorded_at_start_ = sampling_->calls_recorded();
+  skipped_at_start_ = sampling_->calls_skipped();
+}
 
 std::unique_ptr<CuptiCollector> CuptiCollector::start(RunWriter& writer, const Options& options,
                                                       std::string* error) {
@@ -92,6 +98,8 @@ std::unique_ptr<CuptiCollector> CuptiCollector::start(RunWriter& writer, const O
     if (error) *error = std::move(why);
     return nullptr;
   };
+  // A bad TCPROF_SUMMARY_GPU_EVERY is the user's to fix: said before anything is loaded.
+  if (!options.sampling) gpu_sampling_policy(options.mode, std::getenv("TCPROF_SUMMARY_GPU_EVERY"));
   CuptiLoadResult loaded = load_cupti(options.library_paths);
   if (!loaded.available()) return fail(loaded.error);
   // CUPTI loads without a driver but then fails with CUPTI_ERROR_UNKNOWN: say the real reason.
@@ -99,9 +107,18 @@ std::unique_ptr<CuptiCollector> CuptiCollector::start(RunWriter& writer, const O
     return fail("GPU collection unavailable: no CUDA driver (libcuda.so.1 not found); CPU "
                 "timings are still recorded");
   }
-  const CuptiApi& api = *loaded.api;
+  return start_with(writer, loaded.api, options, error);
+}
+
+std::unique_ptr<CuptiCollector> CuptiCollector::start_with(RunWriter& writer, std::shared_ptr<const CuptiApi> loaded,
+                                                           const Options& options, std::string* error) {
+  auto fail = [&](std::string why) -> std::unique_ptr<CuptiCollector> {
+    if (error) *error = std::move(why);
+    return nullptr;
+  };
+  const CuptiApi& api = *loaded;
   int64_t offset = measure_cupti_clock_offset(api);
-  std::unique_ptr<CuptiCollector> c(new CuptiCollector(writer, loaded.api, options, offset));
+  std::unique_ptr<CuptiCollector> c(new CuptiCollector(writer, loaded, options, offset));
   CuptiCollector* expected = nullptr;
   if (!g_active.compare_exchange_strong(expected, c.get())) {
     c->stopped_ = true;
@@ -187,6 +204,10 @@ CuptiCollector::LaunchScopeGuard::~LaunchScopeGuard() {
 
 void CuptiCollector::call_begin(Id call_id) {
   if (stopped_) return;
+  current_call_ = call_id;
+  const bool recorded = sampling_->call_begin(call_id);
+  switch_records(recorded);
+  if (!recorded) return;
   push_scope(call_id, 0);
   call_scope_open_ = true;
 }
@@ -198,15 +219,44 @@ void CuptiCollector::call_scope_end() {
 
 void CuptiCollector::call_end() {
   call_scope_end();
-  flush();
+  if (records_on_) flush();  // a call not recorded left nothing to deliver
 }
 
 void CuptiCollector::launch_begin(Id call_id, Id graph_id) {
-  if (launch_scopes_) push_scope(call_id, graph_id);
+  bool push = false;
+  if (!stopped_) {
+    if (!records_on_ && call_id != 0 && call_id == current_call_ && sampling_->records_new_graph(graph_id)) {
+      // A graph no call has recorded yet (a recompile's): the rest of this call is recorded, its
+      // CUDA calls outside launches in the call's own scope as in a call recorded from the start.
+      switch_records(true);
+      push_scope(call_id, 0);
+      call_scope_open_ = true;
+    }
+    if (records_on_) {
+      if (call_id != 0) sampling_->graph_recorded(graph_id);
+      push = launch_scopes_;
+    }
+  }
+  if (push) push_scope(call_id, graph_id);
+  launch_pushed_.push_back(push);
 }
 
 void CuptiCollector::launch_end() {
-  if (launch_scopes_) pop_scope();
+  if (launch_pushed_.empty()) return;
+  const bool pushed = launch_pushed_.back();
+  launch_pushed_.pop_back();
+  if (pushed) pop_scope();
+}
+
+// Between calls the records stay as the last call left them: outside-call copies before a
+// recorded call are recorded with it.
+void CuptiCollector::switch_records(bool on) {
+  if (on == records_on_ || stopped_) return;
+  for (CUpti_ActivityKind kind : enabled_) {
+    if ((on ? api_->activity_enable(kind) : api_->activity_disable(kind)) != CUPTI_SUCCESS) ++switch_failures_;
+  }
+  enable_summary_apis(on);
+  records_on_ = on;
 }
 
 void CuptiCollector::push_scope(Id call_id, Id graph_id) {
@@ -240,6 +290,9 @@ void CuptiCollector::stop() {
     std::lock_guard<std::mutex> lock(g_callback_mutex);
     g_active.store(nullptr);
   }
+  writer_.record(CounterEvent{"cupti.calls_recorded", sampling_->calls_recorded() - recorded_at_start_});
+  writer_.record(CounterEvent{"cupti.calls_skipped", sampling_->calls_skipped() - skipped_at_start_});
+  if (switch_failures_ > 0) writer_.record(CounterEvent{"cupti.switch_failures", switch_failures_});
   if (size_t refused = pool_.refusals(); refused > 0) {
     writer_.record(CounterEvent{"cupti.buffer_requests_refused", static_cast<int64_t>(refused)});
   }

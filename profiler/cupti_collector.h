@@ -14,6 +14,7 @@
 #include "profiler/cupti_buffer_pool.h"
 #include "profiler/cupti_loader.h"
 #include "profiler/cupti_records.h"
+#include "profiler/gpu_call_sampling.h"
 #include "profiler/launch_observer.h"
 
 namespace tcprof {
@@ -39,12 +40,20 @@ class CuptiCollector : public LaunchObserver {
     size_t max_buffers = 32;  // 64 MiB at most in flight
     std::vector<std::string> library_paths = default_cupti_paths();
     ProfileMode mode = ProfileMode::Full;  // summary folds GPU rows per call window
+    // Which calls record their GPU work (gpu_call_sampling.h). Null: the mode's policy, counted
+    // from this collector's first call; a caller that starts collectors one after another over
+    // the same calls (bench --recording-cost's blocks) passes one to keep counting across them.
+    std::shared_ptr<GpuCallSampling> sampling;
   };
 
   // Null (with `error` saying why, e.g. "GPU collection unavailable: ...") when libcupti cannot
   // be loaded, there is no CUDA driver or GPU, or another collector is active.
   static std::unique_ptr<CuptiCollector> start(RunWriter& writer, const Options& options,
                                                std::string* error);
+  // The same with CUPTI's functions given: the tests' stand-ins, which record what the collector
+  // asks of CUPTI (no GPU needed).
+  static std::unique_ptr<CuptiCollector> start_with(RunWriter& writer, std::shared_ptr<const CuptiApi> api,
+                                                    const Options& options, std::string* error);
   ~CuptiCollector();  // stop()
   CuptiCollector(const CuptiCollector&) = delete;
   CuptiCollector& operator=(const CuptiCollector&) = delete;
@@ -69,7 +78,8 @@ class CuptiCollector : public LaunchObserver {
 
   // LaunchObserver: a call opens a scope of its own (graph 0) for the CUDA calls it makes outside
   // every launch; the CPU profiler's launches open one each inside it; each call end closes the
-  // call's scope and flushes.
+  // call's scope and flushes. A call the sampling does not record switches CUPTI's records off
+  // and opens no scopes, unless it launches a graph never recorded: from that launch on it is.
   void call_begin(Id call_id) override;
   void call_scope_end() override;
   void launch_begin(Id call_id, Id graph_id) override;
@@ -94,6 +104,13 @@ class CuptiCollector : public LaunchObserver {
   LaunchScopeTable scopes_;
   bool call_scope_open_ = false;  // call_begin pushed a correlation id that call_end pops
   bool launch_scopes_ = true;     // a correlation scope per launch (TCPROF_CUPTI_RECORD)
+  std::shared_ptr<GpuCallSampling> sampling_;
+  int64_t recorded_at_start_ = 0, skipped_at_start_ = 0;  // the counters are this collector's share
+  Id current_call_ = 0;
+  bool records_on_ = true;      // CUPTI's records enabled (they are from start())
+  int64_t switch_failures_ = 0;  // cuptiActivityEnable/Disable refused while switching
+  std::vector<bool> launch_pushed_;  // per open launch: whether it pushed a scope
+  void switch_records(bool on);
   void push_scope(Id call_id, Id graph_id);
   void pop_scope();
   CuptiRecordProcessor processor_;

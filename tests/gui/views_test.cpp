@@ -152,6 +152,35 @@ class ViewsTest : public QObject {
     view->placeFilter()->setCurrentIndex(1);
   }
 
+  // A summary run that sampled its calls says how many the GPU rows come from, in report's words.
+  void aSampledSummarySaysHowManyCallsItsGpuRowsCover() {
+    const QString path = dir_.filePath("sampled.db");
+    {
+      RunInfo info;
+      info.command = "run";
+      info.device = "cuda:0";
+      RunWriter w(path.toStdString(), info);
+      Id call = w.next_id();
+      w.record(CallEvent{call, 0, 0, 0, 1'000'000, "compiled", ""});
+      KernelEvent k;
+      k.call_id = call;
+      k.name_id = w.intern("sgemm_128x64_nn");
+      k.kind_id = w.intern("gpu");
+      k.device_id = w.intern("cuda:0");
+      k.duration_ns = 400'000;
+      w.record(k);
+      w.record(CounterEvent{"cupti.calls_recorded", 14});
+      w.record(CounterEvent{"cupti.calls_skipped", 86});
+    }
+    KernelsView view;
+    view.setRun(load_run_data(path, 1));
+    QVERIFY2(view.rangeLabel()->text().contains("GPU: 14 of 100 calls"), qPrintable(view.rangeLabel()->text()));
+    QVERIFY(view.rangeLabel()->toolTip().contains("--profile full records every call"));
+    view.setRun(window_->currentRun());  // every call recorded: no such words
+    QVERIFY(!view.rangeLabel()->text().contains("GPU:"));
+    QVERIFY(view.rangeLabel()->toolTip().isEmpty());
+  }
+
   void kernelTableAndTimelineStayInSync() {
     window_->showView("kernels");
     KernelsView* view = window_->kernels();
