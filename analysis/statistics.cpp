@@ -15,6 +15,13 @@ double median(std::vector<int64_t> v) {
   return (lower + upper) / 2;
 }
 
+double mean(const std::vector<int64_t>& values) {
+  if (values.empty()) return 0;
+  double sum = 0;
+  for (int64_t v : values) sum += static_cast<double>(v);
+  return sum / static_cast<double>(values.size());
+}
+
 double weighted_median(std::vector<std::pair<double, int64_t>> values) {
   std::sort(values.begin(), values.end());
   int64_t total = 0;

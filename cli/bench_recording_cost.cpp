@@ -5,6 +5,7 @@
 // clock that drifts hits every mode alike. Each call's time is the one `run` records
 // (CompiledModule::last_call_ns: CUDA events on a GPU), so the overheads are those of `run`.
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -32,6 +33,8 @@ struct Recording {
   std::string label;  // off, summary, full, summary (host timers only)
   ProfileMode mode;
   bool gpu;  // starts the CUPTI collector for its blocks (a CUDA run)
+  // Which calls record GPU work, counted over all the recording's blocks as over one run's calls.
+  std::shared_ptr<GpuCallSampling> sampling;
   std::unique_ptr<RunWriter> writer;
   std::unique_ptr<CpuProfiler> profiler;
   std::unique_ptr<CompiledModule> module;
@@ -50,7 +53,7 @@ void run_block(Recording& r, const std::vector<c10::IValue>& inputs, int calls, 
   std::shared_ptr<LaunchObserver> collector;
   if (r.gpu) {
     std::string why;
-    collector = start_gpu_recording(*r.writer, r.mode, &why);
+    collector = start_gpu_recording(*r.writer, r.mode, &why, r.sampling);
     if (!collector && r.gpu_problem.empty()) r.gpu_problem = why;
     r.profiler->set_launch_observer(collector.get());
   }
@@ -95,9 +98,15 @@ void run_recording_cost_bench(const TrainBenchOptions& o, int block_calls) {
     r.writer = std::make_unique<RunWriter>(fmt::format("{}/recording-{}.db", scratch, i), info);
     r.profiler = std::make_unique<CpuProfiler>(r.writer.get(), r.mode);
     r.module = std::make_unique<CompiledModule>(s.model, options, r.writer.get(), r.profiler.get());
+    if (r.gpu) r.sampling = std::make_shared<GpuCallSampling>(gpu_sampling_policy(r.mode, std::getenv("TCPROF_SUMMARY_GPU_EVERY")));
   }
   // Warm-up: compiles (the first from an empty cache, the others from it) and starts CUPTI once.
-  for (Recording& r : recordings) run_block(r, inputs, std::max(o.warmup, 2), false);
+  // A sampling summary records a run's first calls whole: warm-up spends them, so the timed calls
+  // cost what a long run's calls cost.
+  for (Recording& r : recordings) {
+    const int64_t whole = r.sampling && !r.sampling->policy().records_every_call() ? r.sampling->policy().first_calls : 0;
+    run_block(r, inputs, static_cast<int>(std::max<int64_t>({o.warmup, 2, whole})), false);
+  }
   const int blocks = (o.iters + block_calls - 1) / block_calls;
   for (int b = 0; b < blocks; ++b) {
     for (size_t k = 0; k < recordings.size(); ++k) {
@@ -116,15 +125,30 @@ void run_recording_cost_bench(const TrainBenchOptions& o, int block_calls) {
   std::error_code ignored;
   std::filesystem::remove_all(scratch, ignored);
 
-  const double off_ms = analysis::median(recordings.front().call_ns) / 1e6;
+  // The median is a typical call; the mean also carries the calls a sampling summary records
+  // (one in 20 by default), so it is the cost a long run pays.
+  const Recording& off = recordings.front();
+  auto percent = [](double ms, double off_ms) { return off_ms > 0 ? 100.0 * (ms / off_ms - 1.0) : 0.0; };
+  auto median_ms = [](const Recording& r) { return analysis::median(r.call_ns) / 1e6; };
+  auto mean_ms = [](const Recording& r) { return analysis::mean(r.call_ns) / 1e6; };
   auto rows_per_call = [](const Recording& r) { return static_cast<double>(r.rows) / static_cast<double>(r.calls); };
-  auto percent = [&](const Recording& r) { return 100.0 * (analysis::median(r.call_ns) / 1e6 / off_ms - 1.0); };
+  // "12 of 52": calls whose GPU work CUPTI recorded, warm-up included; "-" without a collector.
+  auto gpu_calls = [](const Recording& r) -> std::string {
+    if (!r.gpu || !r.gpu_problem.empty() || !r.sampling) return "-";
+    const int64_t recorded = r.sampling->calls_recorded(), all = recorded + r.sampling->calls_skipped();
+    return recorded == all ? "all" : fmt::format("{} of {}", recorded, all);
+  };
   if (o.model.json) {
     nlohmann::json modes = nlohmann::json::array();
     for (const Recording& r : recordings) {
-      nlohmann::json m = {{"profile", r.label}, {"ms_per_call", analysis::median(r.call_ns) / 1e6}, {"calls", r.call_ns.size()},
-                          {"percent_over_off", percent(r)}, {"gpu_recorded", r.gpu && r.gpu_problem.empty()},
-                          {"rows_per_call", rows_per_call(r)}};
+      nlohmann::json m = {{"profile", r.label}, {"ms_per_call", median_ms(r)}, {"calls", r.call_ns.size()},
+                          {"percent_over_off", percent(median_ms(r), median_ms(off))},
+                          {"mean_ms_per_call", mean_ms(r)}, {"mean_percent_over_off", percent(mean_ms(r), mean_ms(off))},
+                          {"gpu_recorded", r.gpu && r.gpu_problem.empty()}, {"rows_per_call", rows_per_call(r)}};
+      if (r.sampling && r.gpu_problem.empty()) {
+        m["gpu_calls_recorded"] = r.sampling->calls_recorded();
+        m["gpu_calls_skipped"] = r.sampling->calls_skipped();
+      }
       if (!r.gpu_problem.empty()) m["gpu_not_recorded"] = r.gpu_problem;
       modes.push_back(m);
     }
@@ -136,10 +160,14 @@ void run_recording_cost_bench(const TrainBenchOptions& o, int block_calls) {
   std::cout << fmt::format("recording cost of {} ({}, on {}, {} calls per mode in blocks of {} taking turns, timed with {})\n",
                            o.model.model, fmt::join(o.model.inputs, " "), s.device.str(), blocks * block_calls, block_calls,
                            timed_with);
-  std::cout << fmt::format("  {:<28} {:>10}  {:>8}  {:>13}\n", "--profile", "ms/call", "vs off", "rows per call");
+  std::cout << fmt::format("  {:<28} {:>10}  {:>8}  {:>10}  {:>8}  {:>13}  {:>11}\n", "--profile", "median ms", "vs off",
+                           "mean ms", "vs off", "rows per call", "GPU calls");
   for (const Recording& r : recordings) {
-    std::cout << fmt::format("  {:<28} {:>10.3f}  {:>8}  {:>13.1f}\n", r.label, analysis::median(r.call_ns) / 1e6,
-                             &r == &recordings.front() ? "" : fmt::format("{:+.1f}%", percent(r)), rows_per_call(r));
+    const bool base = &r == &off;
+    std::cout << fmt::format("  {:<28} {:>10.3f}  {:>8}  {:>10.3f}  {:>8}  {:>13.1f}  {:>11}\n", r.label, median_ms(r),
+                             base ? "" : fmt::format("{:+.1f}%", percent(median_ms(r), median_ms(off))), mean_ms(r),
+                             base ? "" : fmt::format("{:+.1f}%", percent(mean_ms(r), mean_ms(off))), rows_per_call(r),
+                             gpu_calls(r));
     if (!r.gpu_problem.empty()) std::cout << fmt::format("    GPU kernels were not recorded: {}\n", r.gpu_problem);
   }
 }

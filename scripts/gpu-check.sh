@@ -91,7 +91,7 @@ gpt_in='i64[8,256](0,8192)'
 resnet_in='f32[32,3,224,224]'
 db=$out/gpu-check.db
 rm -f "$db"
-gpu_steps=(bench_gpt_cuda bench_gpt_cuda_features_off bench_gpt_cuda_untuned bench_gpt_cuda_launch_sweep bench_resnet18_cuda bench_resnet18_cuda_conv_epilogues recording_cost_gpt recording_cost_resnet18 verify_gpt_cuda
+gpu_steps=(bench_gpt_cuda bench_gpt_cuda_features_off bench_gpt_cuda_untuned bench_gpt_cuda_launch_sweep bench_resnet18_cuda bench_resnet18_cuda_conv_epilogues recording_cost_gpt recording_cost_gpt_every_call recording_cost_resnet18 verify_gpt_cuda
   verify_resnet18_cuda verify_resnet18_cuda_conv_epilogues verify_gpt_cuda_no_graphs run_gpt_full run_resnet18_summary train_gpt bench_train_gpt explain_gpt_cuda
   bench_vision report fuzz_gpu)
 if [[ $built -ne 0 ]]; then
@@ -117,10 +117,13 @@ else
   # The same with convolutions' ReLUs and residual adds inside cuDNN's call (conv_epilogue.h, off by
   # default until this measures it).
   step bench_resnet18_cuda_conv_epilogues 120 bash -c "TCPROF_CUDA_CONV_EPILOGUES=1 '$tcprof' bench '$models/resnet18.pt' --input '$resnet_in' --device cuda --backend cuda --iters 50 --no-torchscript --db none --json > '$out/bench_resnet18_cuda_conv_epilogues.json'"
-  # What recording costs (docs/gpu.md, "Per-call time"): off, summary, full and summary without
-  # CUPTI, in one process, CUDA events, blocks taking turns.
-  step recording_cost_gpt 90 bash -c "'$tcprof' bench '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --recording-cost --iters 60 --db none --json > '$out/recording_cost_gpt.json'"
-  step recording_cost_resnet18 90 bash -c "'$tcprof' bench '$models/resnet18.pt' --input '$resnet_in' --device cuda --recording-cost --iters 40 --db none --json > '$out/recording_cost_resnet18.json'"
+  # What recording costs (docs/gpu.md, "What recording costs"): off, summary, full and summary
+  # without CUPTI, in one process, CUDA events, blocks taking turns. Summary records GPU work on one
+  # call in 20 after the first 10 (gpu_call_sampling.h): the mean carries those calls.
+  step recording_cost_gpt 90 bash -c "'$tcprof' bench '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --recording-cost --iters 100 --db none --json > '$out/recording_cost_gpt.json'"
+  # The same with summary recording every call's GPU work, as before the sampling: what it saves.
+  step recording_cost_gpt_every_call 90 bash -c "TCPROF_SUMMARY_GPU_EVERY=1 '$tcprof' bench '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --recording-cost --iters 60 --db none --json > '$out/recording_cost_gpt_every_call.json'"
+  step recording_cost_resnet18 90 bash -c "'$tcprof' bench '$models/resnet18.pt' --input '$resnet_in' --device cuda --recording-cost --iters 60 --db none --json > '$out/recording_cost_resnet18.json'"
   # Correctness of the cuda backend on the device: every call's outputs against eager there.
   # Its log lists each kernel's launch decision and the times raced (TCPROF_LOGS=autotune).
   step verify_gpt_cuda 60 env TCPROF_LOGS=autotune "$tcprof" run "$models/gpt_gpu.pt" --input "$gpt_in" --device cuda --backend cuda --verify --iters 5 --db none
@@ -230,13 +233,18 @@ for model in ("gpt", "resnet18"):
         row["tcprof_cuda_conv_epilogues_ms"] = fused.get("compiled_ms")
         row["tcprof_cuda_conv_epilogues_speedup"] = fused.get("speedup")
     # What recording costs over --profile off (one process, CUDA events).
-    cost = load(f"recording_cost_{model}.json")
-    for m in (cost or {}).get("recording_cost", []):
-        key = m["profile"].split(",")[0] + ("_host_only" if "host" in m["profile"] else "")
-        row[f"profile_{key}_ms"] = m["ms_per_call"]
-        if key != "off":
-            row[f"recording_cost_{key}_percent"] = m["percent_over_off"]
-        row[f"rows_per_call_{key}"] = m["rows_per_call"]
+    # The mean carries the calls a sampling summary records; the median is a typical call.
+    for suffix in ("", "_every_call"):
+        cost = load(f"recording_cost_{model}{suffix}.json")
+        for m in (cost or {}).get("recording_cost", []):
+            key = m["profile"].split(",")[0] + ("_host_only" if "host" in m["profile"] else "") + suffix
+            row[f"profile_{key}_ms"] = m["ms_per_call"]
+            if not key.startswith("off"):
+                row[f"recording_cost_{key}_percent"] = m["percent_over_off"]
+                row[f"recording_cost_{key}_mean_percent"] = m.get("mean_percent_over_off")
+            row[f"rows_per_call_{key}"] = m["rows_per_call"]
+            if "gpu_calls_recorded" in m:
+                row[f"gpu_calls_recorded_{key}"] = m["gpu_calls_recorded"]
     if row:
         timings[model] = row
 vision = {}

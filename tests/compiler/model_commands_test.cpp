@@ -166,9 +166,11 @@ TEST(BenchCommand, RecordingCostTimesEveryProfileModeInOneProcess) {
     EXPECT_EQ(modes[i]["profile"], std::vector<std::string>({"off", "summary", "full"})[i]);
     EXPECT_EQ(modes[i]["calls"], 9) << "3 blocks of 3 calls";
     EXPECT_GT(modes[i]["ms_per_call"].get<double>(), 0);
+    EXPECT_GT(modes[i]["mean_ms_per_call"].get<double>(), 0) << "a sampling summary's cost shows in the mean";
     rows.push_back(modes[i]["rows_per_call"].get<double>());
   }
   EXPECT_EQ(modes[0]["percent_over_off"].get<double>(), 0);
+  EXPECT_EQ(modes[0]["mean_percent_over_off"].get<double>(), 0);
   // Each mode really recorded as `run` does: off writes the call rows, summary adds one aggregate
   // per kernel and call, full a row per launch.
   EXPECT_LT(rows[0], rows[1]);
@@ -180,6 +182,7 @@ TEST(BenchCommand, RecordingCostTimesEveryProfileModeInOneProcess) {
                           " --input 'i64[2,16](0,512)' --recording-cost --iters 2 --warmup 0 --db none");
   ASSERT_EQ(text.exit_code, 0) << text.output;
   EXPECT_NE(text.output.find("--profile"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("mean ms"), std::string::npos) << text.output;
   EXPECT_NE(text.output.find("full"), std::string::npos) << text.output;
   EXPECT_EQ(run_command(std::string(TCPROF_BIN) + " bench " + sample("gpt_tiny_loss") +
                         " --input 'i64[2,16](0,512)' --train --loss model --recording-cost --db none 2>&1")
