@@ -259,9 +259,16 @@ std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const
         }
         for (const auto& [op, n] : fallbacks) fmt::format_to(w, "        fallback: {}x {}\n", n, op);
       }
-      // The cuda backend's first IR line: what NVRTC built and where the kernels ran.
+      // The cuda backend's IR header, its "# " lines: what NVRTC built and where the kernels ran,
+      // then how launch sizes are chosen and the convolutions' layout where measured.
       if (o.model.backend == "cuda" && !r.compile_failed && r.ir.rfind("# cuda: ", 0) == 0) {
-        fmt::format_to(w, "{}", text::wrap("        ", r.ir.substr(8, r.ir.find('\n') - 8)));
+        for (size_t at = 0; r.ir.compare(at, 2, "# ") == 0;) {
+          const size_t end = std::min(r.ir.find('\n', at), r.ir.size());
+          const size_t skip = at == 0 ? 8 : 2;  // "# cuda: " says what the line above says
+          fmt::format_to(w, "{}", text::wrap("        ", r.ir.substr(at + skip, end - at - skip)));
+          at = end + 1;
+          if (at >= r.ir.size()) break;
+        }
       }
     }
   }

@@ -634,6 +634,11 @@ TEST(CudaBackendCli, ExplainPrintsTheCudaProgramCompiledForTheArchitecture) {
   }
   // Replay as a CUDA graph is for graphs on a GPU; the run says so.
   EXPECT_NE(r.output.find("CUDA graphs: on a GPU only"), std::string::npos) << r.output;
+  // The header's other lines too: how each kernel's launch size is chosen.
+  EXPECT_NE(r.output.find("launch sizes: the defaults in emulation; on a GPU, tuned"), std::string::npos) << r.output;
+  auto fixed = run_command(fmt::format("TCPROF_CUDA_OFF=launch-tuning {} explain {} --input 'i64[2,16](0,512)' --backend cuda --db none",
+                                       TCPROF_BIN, sample("gpt_tiny")));
+  EXPECT_NE(fixed.output.find("launch sizes: the defaults (TCPROF_CUDA_OFF=launch-tuning)"), std::string::npos) << fixed.output;
   auto bad_graphs = run_command(fmt::format("{} explain {} --input 'i64[2,16](0,512)' --backend cuda --cuda-graphs maybe --db none",
                                             TCPROF_BIN, sample("gpt_tiny")),
                                 /*merge_stderr=*/true);

@@ -223,6 +223,8 @@ class CudaBackend : public Backend {
                                                     : fmt::format("; {}", emulation == EmulationTuning::Widest ? "widest" : "fibers");
           tuner = launch_tuner(on + made, builder.cache_dir());
           launches = fmt::format("launch sizes: tuned on {} at each kernel's first launch over a new shape (TCPROF_LOGS=autotune)", on);
+        } else {
+          launches = "launch sizes: the defaults in emulation; on a GPU, tuned at each kernel's first launch over a new shape";
         }
         if (device.is_cuda()) {
           phase.begin("load");
