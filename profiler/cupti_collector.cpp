@@ -22,6 +22,11 @@ namespace {
 std::atomic<CuptiCollector*> g_active{nullptr};
 std::mutex g_callback_mutex;
 
+// Per launching thread: whether each open launch pushed a correlation scope, so that its end pops
+// only what it pushed (CUPTI's correlation stacks are per thread too). One collector is active at
+// a time, and launches nest within a thread.
+thread_local std::vector<bool> t_launch_pushed;
+
 constexpr CUpti_ActivityKind kKinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMSET,            CUPTI_ACTIVITY_KIND_RUNTIME,
@@ -204,9 +209,15 @@ CuptiCollector::LaunchScopeGuard::~LaunchScopeGuard() {
 
 void CuptiCollector::call_begin(Id call_id) {
   if (stopped_) return;
-  current_call_ = call_id;
-  const bool recorded = sampling_->call_begin(call_id);
-  switch_records(recorded);
+  bool recorded = false;
+  {
+    std::lock_guard<std::mutex> lock(state_mutex_);
+    current_call_ = call_id;
+    recorded = sampling_->call_begin(call_id);
+    // Off here, not at the last call's end: a training step's kernels may still be running then,
+    // and the next call's start comes after the step waited for its loss.
+    switch_records(recorded);
+  }
   if (!recorded) return;
   push_scope(call_id, 0);
   call_scope_open_ = true;
@@ -219,18 +230,23 @@ void CuptiCollector::call_scope_end() {
 
 void CuptiCollector::call_end() {
   call_scope_end();
+  if (stopped_) return;
+  std::lock_guard<std::mutex> lock(state_mutex_);
   if (records_on_) flush();  // a call not recorded left nothing to deliver
+  // On for the next call already, outside its timed window (the call's CUDA events; a call ends
+  // here after its time is taken), so the copies that prepare it are recorded with it.
+  if (sampling_->next_call_recorded()) switch_records(true);
 }
 
 void CuptiCollector::launch_begin(Id call_id, Id graph_id) {
   bool push = false;
   if (!stopped_) {
+    std::lock_guard<std::mutex> lock(state_mutex_);
     if (!records_on_ && call_id != 0 && call_id == current_call_ && sampling_->records_new_graph(graph_id)) {
-      // A graph no call has recorded yet (a recompile's): the rest of this call is recorded, its
-      // CUDA calls outside launches in the call's own scope as in a call recorded from the start.
+      // A graph no call has recorded yet (a recompile's): recorded from this launch to the call's
+      // end. Only the launch opens a scope: it may run on another thread than the call's
+      // (autograd's), where the call's scope could not be closed.
       switch_records(true);
-      push_scope(call_id, 0);
-      call_scope_open_ = true;
     }
     if (records_on_) {
       if (call_id != 0) sampling_->graph_recorded(graph_id);
@@ -238,18 +254,19 @@ void CuptiCollector::launch_begin(Id call_id, Id graph_id) {
     }
   }
   if (push) push_scope(call_id, graph_id);
-  launch_pushed_.push_back(push);
+  t_launch_pushed.push_back(push);
 }
 
 void CuptiCollector::launch_end() {
-  if (launch_pushed_.empty()) return;
-  const bool pushed = launch_pushed_.back();
-  launch_pushed_.pop_back();
+  if (t_launch_pushed.empty()) return;
+  const bool pushed = t_launch_pushed.back();
+  t_launch_pushed.pop_back();
   if (pushed) pop_scope();
 }
 
-// Between calls the records stay as the last call left them: outside-call copies before a
-// recorded call are recorded with it.
+// Called with state_mutex_ held. Between calls the records stay as the last call's end left
+// them: on from the end of the call before a recorded call to the start of the next call not
+// recorded.
 void CuptiCollector::switch_records(bool on) {
   if (on == records_on_ || stopped_) return;
   for (CUpti_ActivityKind kind : enabled_) {

@@ -7,6 +7,7 @@
 // in launch_scope() so its GPU work is attributed to it, call flush() at call or step boundaries.
 #pragma once
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,7 @@ class CuptiCollector : public LaunchObserver {
   // every launch; the CPU profiler's launches open one each inside it; each call end closes the
   // call's scope and flushes. A call the sampling does not record switches CUPTI's records off
   // and opens no scopes, unless it launches a graph never recorded: from that launch on it is.
+  // The end of a call before a recorded one switches them on again.
   void call_begin(Id call_id) override;
   void call_scope_end() override;
   void launch_begin(Id call_id, Id graph_id) override;
@@ -109,7 +111,9 @@ class CuptiCollector : public LaunchObserver {
   Id current_call_ = 0;
   bool records_on_ = true;      // CUPTI's records enabled (they are from start())
   int64_t switch_failures_ = 0;  // cuptiActivityEnable/Disable refused while switching
-  std::vector<bool> launch_pushed_;  // per open launch: whether it pushed a scope
+  // Sampling, current_call_, records_on_ and the switching: calls and launches may come from
+  // several threads (autograd runs a backward on a thread of its own).
+  std::mutex state_mutex_;
   void switch_records(bool on);
   void push_scope(Id call_id, Id graph_id);
   void pop_scope();

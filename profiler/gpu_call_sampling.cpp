@@ -34,8 +34,7 @@ bool GpuCallSampling::call_begin(Id call_id) {
   if (call_id == last_call_ && calls_ > 0) return last_recorded_;
   ++calls_;
   last_call_ = call_id;
-  last_recorded_ = policy_.records_every_call() || calls_ <= policy_.first_calls ||
-                   (calls_ - policy_.first_calls) % policy_.every == 0;
+  last_recorded_ = sampled(calls_);
   if (last_recorded_) ++recorded_;
   return last_recorded_;
 }

@@ -40,11 +40,18 @@ class GpuCallSampling {
     if (!policy_.records_every_call()) recorded_graphs_.insert(graph_id);
   }
 
+  // Whether the next new call will be recorded (the collector switches CUPTI on before it).
+  bool next_call_recorded() const { return sampled(calls_ + 1); }
+
   int64_t calls_recorded() const { return recorded_; }
   int64_t calls_skipped() const { return calls_ - recorded_; }
   const GpuSamplingPolicy& policy() const { return policy_; }
 
  private:
+  bool sampled(int64_t ordinal) const {
+    return policy_.records_every_call() || ordinal <= policy_.first_calls ||
+           (ordinal - policy_.first_calls) % policy_.every == 0;
+  }
   GpuSamplingPolicy policy_;
   int64_t calls_ = 0, recorded_ = 0;
   Id last_call_ = 0;

@@ -119,33 +119,49 @@ TEST(CuptiCollectorSampling, ASummarySwitchesRecordsOffForCallsItDoesNotSample) 
     EXPECT_TRUE(g_fake.driver_apis_on.empty());
     EXPECT_EQ(g_fake.pushes, 4) << "no scopes in a call not recorded";
     EXPECT_EQ(g_fake.flushes, 2) << "nothing to deliver";
+    c->launch_begin(0, 0);  // a launch outside every call, records off: nothing to scope
+    c->launch_end();
+    EXPECT_EQ(g_fake.pushes, 4);
 
-    // Not sampled either, but graph 600 was never recorded: on from its launch.
+    // Not sampled either, but graph 600 was never recorded: on from its launch, nested inside a
+    // launch that opened no scope; only the new launch's scope is pushed (it may be on another
+    // thread than the call's).
     c->call_begin(104);
     c->launch_begin(104, 500);
-    c->launch_end();
     EXPECT_EQ(g_fake.pushes, 4);
     c->launch_begin(104, 600);
     EXPECT_TRUE(g_fake.kinds_on.count(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
     EXPECT_EQ(g_fake.runtime_apis_on, std::set<uint32_t>({1}));
-    EXPECT_EQ(g_fake.pushes, 6) << "the call's scope, then the launch's";
+    EXPECT_EQ(g_fake.pushes, 5);
     c->launch_end();
+    c->launch_end();
+    EXPECT_EQ(g_fake.pops, 5) << "the outer launch pushed nothing and pops nothing";
     c->call_scope_end();
     c->call_end();
     EXPECT_EQ(g_fake.flushes, 3);
 
     call(*c, 105, 500);  // sampled (the first after the two, in three): records stay on
+    // A training step reopens its call for the backward: the same answer, no switching.
+    call(*c, 105, 500);
     EXPECT_EQ(g_fake.switches_on, 2) << "at start and for graph 600 only";
     call(*c, 106, 600);  // not sampled, and 600 is recorded now
     EXPECT_TRUE(g_fake.kinds_on.empty());
     EXPECT_EQ(g_fake.switches_off, 2);
+    call(*c, 107, 500);  // not sampled; the next is, so its end switches the records on
+    EXPECT_TRUE(g_fake.kinds_on.count(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    EXPECT_EQ(g_fake.switches_on, 3);
+    const int flushes = g_fake.flushes;
+    call(*c, 108, 500);  // sampled: recorded without switching inside it
+    EXPECT_EQ(g_fake.switches_on, 3);
+    EXPECT_EQ(g_fake.switches_off, 2);
+    EXPECT_EQ(g_fake.flushes, flushes + 1);
     EXPECT_EQ(g_fake.pushes, g_fake.pops);
     EXPECT_EQ(g_fake.depth, 0);
     EXPECT_EQ(g_fake.min_depth, 0) << "never popped what was not pushed";
     c.reset();  // stop(): the counters
   }
-  EXPECT_EQ(counter(db, "cupti.calls_recorded"), 4);  // 101, 102, 104, 105
-  EXPECT_EQ(counter(db, "cupti.calls_skipped"), 2);   // 103, 106
+  EXPECT_EQ(counter(db, "cupti.calls_recorded"), 5);  // 101, 102, 104, 105, 108
+  EXPECT_EQ(counter(db, "cupti.calls_skipped"), 3);   // 103, 106, 107
 }
 
 // Full records every call and never switches; a sampling shared by collectors started one after

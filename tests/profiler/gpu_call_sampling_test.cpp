@@ -17,7 +17,10 @@ namespace {
 std::vector<int64_t> recorded_calls(GpuCallSampling& sampling, int64_t calls) {
   std::vector<int64_t> recorded;
   for (int64_t k = 1; k <= calls; ++k) {
-    if (sampling.call_begin(1000 + 7 * k)) recorded.push_back(k);  // call ids need not be consecutive
+    const bool predicted = sampling.next_call_recorded();  // what the collector switches on ahead for
+    const bool answer = sampling.call_begin(1000 + 7 * k);   // call ids need not be consecutive
+    EXPECT_EQ(predicted, answer) << "call " << k;
+    if (answer) recorded.push_back(k);
   }
   return recorded;
 }
