@@ -1,7 +1,10 @@
 #include "analysis/run_comparison.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+
+#include <fmt/format.h>
 
 namespace tcprof::analysis {
 namespace {
@@ -145,6 +148,27 @@ void compare_compile_time(const ComparedRun& a, const ComparedRun& b, RunCompari
 
 }  // namespace
 
+namespace {
+
+// The share of a run's calls whose GPU work was recorded: all of them unless it sampled.
+std::string coverage_words(const ComparedRun& r) {
+  if (!r.gpu_calls.sampled()) return "all its calls";
+  return fmt::format("{} of {} calls", r.gpu_calls.recorded, r.gpu_calls.recorded + r.gpu_calls.skipped);
+}
+
+std::string kernel_caveat(const ComparedRun& a, const ComparedRun& b) {
+  auto share = [](const GpuCallCoverage& c) {
+    return c.sampled() ? static_cast<double>(c.recorded) / static_cast<double>(c.recorded + c.skipped) : 1.0;
+  };
+  if (std::abs(share(a.gpu_calls) - share(b.gpu_calls)) < 1e-9) return {};  // recorded alike
+  return fmt::format("GPU work was recorded on {} in A and on {} in B (--profile summary samples calls on a GPU): "
+                     "their GPU kernel totals do not compare; record both the same way (--profile full records "
+                     "every call).",
+                     coverage_words(a), coverage_words(b));
+}
+
+}  // namespace
+
 ComparedRun compared_run(const RunReader& reader, Id run_id) {
   ComparedRun r;
   r.view = view_run(reader, run_id);
@@ -152,6 +176,7 @@ ComparedRun compared_run(const RunReader& reader, Id run_id) {
   r.kernels = kernel_stats(reader, run_id);
   r.graph_times = reader.graph_kernel_times(run_id);
   r.compile_time = compile_time(reader, run_id, RepeatedGraphs::Skip);
+  r.gpu_calls = gpu_call_coverage(reader.counters(run_id));
   return r;
 }
 
@@ -174,6 +199,7 @@ RunComparison compare_runs(const ComparedRun& a, const ComparedRun& b) {
   c.graphs = compare_graph_times(a, b);
   c.kernels = compare_kernels(a, b);
   compare_compile_time(a, b, c);
+  c.kernel_caveat = kernel_caveat(a, b);
   return c;
 }
 

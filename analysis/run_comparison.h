@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/compile_time.h"
+#include "analysis/gpu_graph_time.h"
 #include "analysis/kernel_stats.h"
 #include "analysis/run_summary.h"
 #include "analysis/run_view.h"
@@ -22,6 +23,7 @@ struct ComparedRun {
   std::vector<KernelStats> kernels;
   std::vector<GraphKernelTime> graph_times;
   CompileTimeReport compile_time;  // without repeated graphs (RepeatedGraphs::Skip suffices)
+  GpuCallCoverage gpu_calls;       // a sampling summary's GPU rows cover some calls only
 };
 ComparedRun compared_run(const RunReader& reader, Id run_id);
 
@@ -54,6 +56,9 @@ struct RunComparison {
   std::vector<TimeDelta> compile_stages;
   std::vector<TimeDelta> compile_frames;
   CacheCounts a_cache, b_cache;
+  // Non-empty when the two runs' GPU rows cover different shares of their calls (a sampling
+  // summary beside a full run): their kernel totals do not compare. diff and the GUI print it.
+  std::string kernel_caveat;
   std::vector<const SiteChange*> of_kind(SiteChange::Kind kind) const;
   int64_t count(SiteChange::Kind kind) const;
 };

@@ -158,6 +158,9 @@ std::string render_text(const Side& a, const Side& b, const RunComparison& d, si
   };
   // The name column takes what the terminal leaves after the four time columns (48).
   const size_t name_width = std::max<size_t>(30, text::terminal_width() - 48);
+  if (!d.kernel_caveat.empty() && (!d.graphs.empty() || !d.kernels.empty())) {
+    fmt::format_to(o, "\n{}", text::wrap("  note: ", d.kernel_caveat));
+  }
   write_times("Kernel time per graph", d.graphs, name_width);
   write_times("Kernel time per kernel", d.kernels, name_width);
   // Empty trailing cells leave spaces that diff tools and editors flag.
@@ -232,7 +235,8 @@ json render_json(const Side& a, const Side& b, const RunComparison& d) {
           {"breaks_changed", sites(SiteChange::Kind::Changed)},
           {"frames", frames},
           {"graphs", times(d.graphs)},
-          {"kernels", times(d.kernels)}};
+          {"kernels", times(d.kernels)},
+          {"kernel_caveat", d.kernel_caveat}};
 }
 
 }  // namespace

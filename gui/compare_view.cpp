@@ -124,6 +124,9 @@ void CompareView::show(const RunData& a, const RunData& b) {
                   .arg(cmp.added() > 0 ? kWorse.name() : "#555").arg(cmp.added())
                   .arg(cmp.removed() > 0 ? kBetter.name() : "#555").arg(cmp.removed())
                   .arg(a.summary.counts.recompiles).arg(b.summary.counts.recompiles);
+  if (!cmp.changes.kernel_caveat.empty()) {
+    headline += QString("<br><span style='color:%1'>%2</span>").arg(kWorse.name(), html_escape(QString::fromStdString(cmp.changes.kernel_caveat)));
+  }
   headline_->setText(headline);
 
   QVector<TableModel::Row> counts;

@@ -4,7 +4,7 @@ namespace tcprof::gui {
 namespace {
 
 analysis::ComparedRun compared(const RunData& r) {
-  return {r.view, r.summary, r.kernel_summary, r.graph_times, r.compile_time};
+  return {r.view, r.summary, r.kernel_summary, r.graph_times, r.compile_time, r.gpu_calls};
 }
 
 std::vector<CountChange> headline_counts(const RunData& ra, const RunData& rb, const analysis::RunComparison& changes) {

@@ -243,8 +243,8 @@ for model in ("gpt", "resnet18"):
                 row[f"recording_cost_{key}_percent"] = m["percent_over_off"]
                 row[f"recording_cost_{key}_mean_percent"] = m.get("mean_percent_over_off")
             row[f"rows_per_call_{key}"] = m["rows_per_call"]
-            if "gpu_calls_recorded" in m:
-                row[f"gpu_calls_recorded_{key}"] = m["gpu_calls_recorded"]
+            if "gpu_timed_calls_recorded" in m:
+                row[f"gpu_timed_calls_recorded_{key}"] = m["gpu_timed_calls_recorded"]
     if row:
         timings[model] = row
 vision = {}

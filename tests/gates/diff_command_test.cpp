@@ -20,7 +20,9 @@ using testing::replace_all;
 using testing::TempDir;
 using testing::tcprof;
 
-void write_run_b(const std::string& path) {
+// `gpu_calls_recorded` > 0: B's counters say a sampling summary recorded GPU work on that many of
+// its 10 calls.
+void write_run_b(const std::string& path, int64_t gpu_calls_recorded = 0) {
   RunInfo info;
   info.command = "synthetic";
   info.model_path = "samples/gpt_synthetic.pt";
@@ -81,6 +83,10 @@ void write_run_b(const std::string& path) {
                        fmt::format("[[4,{},256]]", sizes[call])});
     t += 10'000;
   }
+  if (gpu_calls_recorded > 0) {
+    w.record(CounterEvent{"cupti.calls_recorded", gpu_calls_recorded});
+    w.record(CounterEvent{"cupti.calls_skipped", 10 - gpu_calls_recorded});
+  }
   w.close("finished");
 }
 
@@ -133,6 +139,27 @@ TEST(DiffCommand, JsonListsAddedRemovedAndDeltas) {
   EXPECT_EQ(js["ms_per_call_delta"], 0.0);
   auto missing = tcprof("diff " + a + " " + dir.file("none.db"), true);
   EXPECT_EQ(missing.exit_code, 2);
+}
+
+// A summary that sampled its calls' GPU work beside a run that recorded every call: the kernel
+// totals would show false drops, so diff says they do not compare.
+TEST(DiffCommand, SaysWhenGpuRowsCoverDifferentSharesOfTheCalls) {
+  TempDir dir;
+  std::string a = dir.file("a.db"), b = dir.file("b.db"), sampled = dir.file("sampled.db");
+  write_synthetic_run(a, SyntheticRunOptions{});
+  write_run_b(b);
+  write_run_b(sampled, 3);
+  auto plain = tcprof("diff " + a + " " + b + " --json");
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_EQ(nlohmann::json::parse(plain.output)["kernel_caveat"], "") << "both recorded every call";
+  auto r = tcprof("diff " + a + " " + sampled + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string caveat = nlohmann::json::parse(r.output)["kernel_caveat"];
+  EXPECT_NE(caveat.find("all its calls in A and on 3 of 10 calls in B"), std::string::npos) << caveat;
+  auto text = tcprof("diff " + a + " " + sampled);
+  EXPECT_NE(text.output.find("note: GPU work was recorded on all its calls in A"), std::string::npos) << text.output;
+  auto alike = tcprof("diff " + sampled + " " + sampled + " --json");
+  EXPECT_EQ(nlohmann::json::parse(alike.output)["kernel_caveat"], "") << "sampled alike";
 }
 
 }  // namespace
