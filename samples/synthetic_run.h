@@ -17,4 +17,8 @@ struct SyntheticRunOptions {
 
 void write_synthetic_run(const std::string& path, const SyntheticRunOptions& options);
 
+// A CUDA run of one call with one GPU kernel whose collector's counters say a sampling summary
+// recorded GPU work on `calls_recorded` calls and skipped `calls_skipped` (gpu_call_sampling.h).
+void write_sampled_gpu_run(const std::string& path, int64_t calls_recorded, int64_t calls_skipped);
+
 }  // namespace tcprof

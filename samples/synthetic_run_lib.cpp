@@ -92,4 +92,22 @@ void write_synthetic_run(const std::string& path, const SyntheticRunOptions& o) 
   w.close("finished");
 }
 
+void write_sampled_gpu_run(const std::string& path, int64_t calls_recorded, int64_t calls_skipped) {
+  RunInfo info;
+  info.command = "run";
+  info.device = "cuda:0";
+  RunWriter w(path, info);
+  const Id call = w.next_id();
+  w.record(CallEvent{call, 0, 0, 0, 1'000'000, "compiled", ""});
+  KernelEvent k;
+  k.call_id = call;
+  k.name_id = w.intern("sgemm_128x64_nn");
+  k.kind_id = w.intern("gpu");
+  k.device_id = w.intern("cuda:0");
+  k.duration_ns = 400'000;
+  w.record(k);
+  w.record(CounterEvent{"cupti.calls_recorded", calls_recorded});
+  w.record(CounterEvent{"cupti.calls_skipped", calls_skipped});
+}
+
 }  // namespace tcprof

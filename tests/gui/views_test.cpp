@@ -23,6 +23,7 @@
 #include "gui/recompiles_view.h"
 #include "gui/screenshot.h"
 #include "gui/training_view.h"
+#include "samples/synthetic_run.h"
 #include "tests/gui/test_util.h"
 
 using namespace tcprof;
@@ -155,23 +156,7 @@ class ViewsTest : public QObject {
   // A summary run that sampled its calls says how many the GPU rows come from, in report's words.
   void aSampledSummarySaysHowManyCallsItsGpuRowsCover() {
     const QString path = dir_.filePath("sampled.db");
-    {
-      RunInfo info;
-      info.command = "run";
-      info.device = "cuda:0";
-      RunWriter w(path.toStdString(), info);
-      Id call = w.next_id();
-      w.record(CallEvent{call, 0, 0, 0, 1'000'000, "compiled", ""});
-      KernelEvent k;
-      k.call_id = call;
-      k.name_id = w.intern("sgemm_128x64_nn");
-      k.kind_id = w.intern("gpu");
-      k.device_id = w.intern("cuda:0");
-      k.duration_ns = 400'000;
-      w.record(k);
-      w.record(CounterEvent{"cupti.calls_recorded", 14});
-      w.record(CounterEvent{"cupti.calls_skipped", 86});
-    }
+    write_sampled_gpu_run(path.toStdString(), 14, 86);
     KernelsView view;
     view.setRun(load_run_data(path, 1));
     QVERIFY2(view.rangeLabel()->text().contains("GPU: 14 of 100 calls"), qPrintable(view.rangeLabel()->text()));

@@ -7,8 +7,8 @@
 
 #include "analysis/gpu_graph_time.h"
 #include "core/error.h"
-#include "core/run_writer.h"
 #include "profiler/gpu_call_sampling.h"
+#include "samples/synthetic_run.h"
 #include "tests/test_support.h"
 
 namespace tcprof {
@@ -109,23 +109,7 @@ TEST(GpuCallSampling, CoverageIsReadFromTheCollectorsCounters) {
 TEST(GpuCallSampling, ReportSaysHowManyCallsTheGpuRowsCover) {
   testing::TempDir dir;
   const std::string db = dir.file("run.db");
-  {
-    RunInfo info;
-    info.command = "run";
-    info.device = "cuda:0";
-    RunWriter w(db, info);
-    Id call = w.next_id();
-    w.record(CallEvent{call, 0, 0, 0, 1'000'000, "compiled", ""});
-    KernelEvent k;
-    k.call_id = call;
-    k.name_id = w.intern("ampere_sgemm_128x64_nn");
-    k.kind_id = w.intern("gpu");
-    k.device_id = w.intern("cuda:0");
-    k.duration_ns = 400'000;
-    w.record(k);
-    w.record(CounterEvent{"cupti.calls_recorded", 14});
-    w.record(CounterEvent{"cupti.calls_skipped", 86});
-  }
+  write_sampled_gpu_run(db, 14, 86);
   auto r = testing::run_command("COLUMNS=80 " + std::string(TCPROF_BIN) + " report --kernels " + db);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("GPU work recorded on 14 of 100 calls"), std::string::npos) << r.output;
