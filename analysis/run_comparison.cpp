@@ -146,10 +146,6 @@ void compare_compile_time(const ComparedRun& a, const ComparedRun& b, RunCompari
   c.b_cache = b.compile_time.cache;
 }
 
-}  // namespace
-
-namespace {
-
 // The share of a run's calls whose GPU work was recorded: all of them unless it sampled.
 std::string coverage_words(const ComparedRun& r) {
   if (!r.gpu_calls.sampled()) return "all its calls";

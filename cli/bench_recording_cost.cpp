@@ -5,7 +5,6 @@
 // clock that drifts hits every mode alike. Each call's time is the one `run` records
 // (CompiledModule::last_call_ns: CUDA events on a GPU), so the overheads are those of `run`.
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -103,7 +102,7 @@ void run_recording_cost_bench(const TrainBenchOptions& o, int block_calls) {
     r.writer = std::make_unique<RunWriter>(fmt::format("{}/recording-{}.db", scratch, i), info);
     r.profiler = std::make_unique<CpuProfiler>(r.writer.get(), r.mode);
     r.module = std::make_unique<CompiledModule>(s.model, options, r.writer.get(), r.profiler.get());
-    if (r.gpu) r.sampling = std::make_shared<GpuCallSampling>(gpu_sampling_policy(r.mode, std::getenv("TCPROF_SUMMARY_GPU_EVERY")));
+    if (r.gpu) r.sampling = std::make_shared<GpuCallSampling>(gpu_sampling_policy(r.mode));
   }
   // Warm-up: compiles (the first from an empty cache, the others from it) and starts CUPTI once.
   // A sampling summary records a run's first calls whole: warm-up spends them, so the timed calls

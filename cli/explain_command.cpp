@@ -262,12 +262,11 @@ std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const
       // The cuda backend's IR header, its "# " lines: what NVRTC built and where the kernels ran,
       // then how launch sizes are chosen and the convolutions' layout where measured.
       if (o.model.backend == "cuda" && !r.compile_failed && r.ir.rfind("# cuda: ", 0) == 0) {
-        for (size_t at = 0; r.ir.compare(at, 2, "# ") == 0;) {
+        for (size_t at = 0; at < r.ir.size() && r.ir.compare(at, 2, "# ") == 0;) {
           const size_t end = std::min(r.ir.find('\n', at), r.ir.size());
           const size_t skip = at == 0 ? 8 : 2;  // "# cuda: " says what the line above says
           fmt::format_to(w, "{}", text::wrap("        ", r.ir.substr(at + skip, end - at - skip)));
           at = end + 1;
-          if (at >= r.ir.size()) break;
         }
       }
     }

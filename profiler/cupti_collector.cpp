@@ -90,9 +90,7 @@ CuptiCollector::CuptiCollector(RunWriter& writer, std::shared_ptr<const CuptiApi
       api_(std::move(api)),
       pool_(options.buffer_bytes, options.max_buffers),
       processor_(writer, *api_, scopes_, clock_offset, options.mode) {
-  sampling_ = options.sampling ? options.sampling
-                               : std::make_shared<GpuCallSampling>(
-                                     gpu_sampling_policy(options.mode, std::getenv("TCPROF_SUMMARY_GPU_EVERY")));
+  sampling_ = options.sampling ? options.sampling : std::make_shared<GpuCallSampling>(gpu_sampling_policy(options.mode));
   recorded_at_start_ = sampling_->calls_recorded();
   skipped_at_start_ = sampling_->calls_skipped();
 }
@@ -103,8 +101,10 @@ std::unique_ptr<CuptiCollector> CuptiCollector::start(RunWriter& writer, const O
     if (error) *error = std::move(why);
     return nullptr;
   };
-  // A bad TCPROF_SUMMARY_GPU_EVERY is the user's to fix: said before anything is loaded.
-  if (!options.sampling) gpu_sampling_policy(options.mode, std::getenv("TCPROF_SUMMARY_GPU_EVERY"));
+  // The policy first: a bad TCPROF_SUMMARY_GPU_EVERY is the user's to fix, said before anything
+  // is loaded.
+  Options chosen = options;
+  if (!chosen.sampling) chosen.sampling = std::make_shared<GpuCallSampling>(gpu_sampling_policy(options.mode));
   CuptiLoadResult loaded = load_cupti(options.library_paths);
   if (!loaded.available()) return fail(loaded.error);
   // CUPTI loads without a driver but then fails with CUPTI_ERROR_UNKNOWN: say the real reason.
@@ -112,7 +112,7 @@ std::unique_ptr<CuptiCollector> CuptiCollector::start(RunWriter& writer, const O
     return fail("GPU collection unavailable: no CUDA driver (libcuda.so.1 not found); CPU "
                 "timings are still recorded");
   }
-  return start_with(writer, loaded.api, options, error);
+  return start_with(writer, loaded.api, chosen, error);
 }
 
 std::unique_ptr<CuptiCollector> CuptiCollector::start_with(RunWriter& writer, std::shared_ptr<const CuptiApi> loaded,
@@ -240,7 +240,9 @@ void CuptiCollector::call_end() {
 
 void CuptiCollector::launch_begin(Id call_id, Id graph_id) {
   bool push = false;
-  if (!stopped_) {
+  if (!stopped_ && sampling_->policy().records_every_call()) {
+    push = launch_scopes_;  // records stay on, nothing to decide: no lock on the launch path
+  } else if (!stopped_) {
     std::lock_guard<std::mutex> lock(state_mutex_);
     if (!records_on_ && call_id != 0 && call_id == current_call_ && sampling_->records_new_graph(graph_id)) {
       // A graph no call has recorded yet (a recompile's): recorded from this launch to the call's

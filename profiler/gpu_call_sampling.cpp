@@ -1,6 +1,7 @@
 #include "profiler/gpu_call_sampling.h"
 
 #include <charconv>
+#include <cstdlib>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -28,6 +29,10 @@ GpuSamplingPolicy gpu_sampling_policy(ProfileMode mode, const char* every_env) {
   }
   policy.every = every;
   return policy;
+}
+
+GpuSamplingPolicy gpu_sampling_policy(ProfileMode mode) {
+  return gpu_sampling_policy(mode, std::getenv("TCPROF_SUMMARY_GPU_EVERY"));
 }
 
 bool GpuCallSampling::call_begin(Id call_id) {

@@ -24,6 +24,8 @@ struct GpuSamplingPolicy {
 // Full: every call. Summary: the defaults, with `every` from TCPROF_SUMMARY_GPU_EVERY when set
 // (a positive integer; anything else is a usage error naming the variable).
 GpuSamplingPolicy gpu_sampling_policy(ProfileMode mode, const char* every_env);
+// The same with `every_env` read from the environment: what every recording uses.
+GpuSamplingPolicy gpu_sampling_policy(ProfileMode mode);
 
 class GpuCallSampling {
  public:

@@ -1,7 +1,5 @@
 #include "profiler/gpu_recording.h"
 
-#include <cstdlib>
-
 #ifdef TCPROF_HAVE_CUPTI
 #include "profiler/cupti_collector.h"
 #endif
@@ -19,7 +17,7 @@ std::shared_ptr<LaunchObserver> start_gpu_recording(RunWriter& writer, ProfileMo
 #else
   (void)writer;
   (void)sampling;
-  gpu_sampling_policy(mode, std::getenv("TCPROF_SUMMARY_GPU_EVERY"));  // a bad value is said all the same
+  gpu_sampling_policy(mode);  // a bad TCPROF_SUMMARY_GPU_EVERY is said all the same
   *why = "this tcprof was built without CUPTI (no cupti.h in the CUDA toolkit at build time)";
   return nullptr;
 #endif
