@@ -91,7 +91,7 @@ gpt_in='i64[8,256](0,8192)'
 resnet_in='f32[32,3,224,224]'
 db=$out/gpu-check.db
 rm -f "$db"
-gpu_steps=(bench_gpt_cuda bench_gpt_cuda_features_off bench_gpt_cuda_untuned bench_gpt_cuda_launch_sweep bench_resnet18_cuda bench_resnet18_cuda_conv_epilogues recording_cost_gpt recording_cost_gpt_every_call recording_cost_resnet18 verify_gpt_cuda
+gpu_steps=(bench_gpt_cuda bench_gpt_cuda_features_off bench_gpt_cuda_untuned bench_gpt_cuda_launch_sweep bench_gpt_sample_cuda bench_resnet18_cuda bench_resnet18_cuda_conv_epilogues recording_cost_gpt recording_cost_gpt_every_call recording_cost_resnet18 verify_gpt_cuda
   verify_resnet18_cuda verify_resnet18_cuda_conv_epilogues verify_gpt_cuda_no_graphs run_gpt_full run_resnet18_summary train_gpt bench_train_gpt explain_gpt_cuda
   bench_vision report fuzz_gpu)
 if [[ $built -ne 0 ]]; then
@@ -113,6 +113,7 @@ else
   step bench_gpt_cuda_launch_sweep 120 bash -c "rc=0; for shape in pointwise-block=128,warp-row-block=128 pointwise-block=512,warp-row-block=512; do \
     TCPROF_CUDA_LAUNCH=\$shape '$tcprof' bench '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --backend cuda --iters 30 --no-torchscript --db none --json \
       > '$out'/bench_gpt_cuda_launch_\${shape//[=,]/_}.json || rc=1; done; exit \$rc"
+  step bench_gpt_sample_cuda 120 bash -c "'$tcprof' bench '$models/gpt.pt' --input 'i64[8,256](0,512)' --device cuda --backend cuda --iters 50 --db none --json > '$out/bench_gpt_sample_cuda.json'"
   step bench_resnet18_cuda 120 bash -c "'$tcprof' bench '$models/resnet18.pt' --input '$resnet_in' --device cuda --backend cuda --iters 50 --db none --json > '$out/bench_resnet18_cuda.json'"
   # The same with convolutions' ReLUs and residual adds inside cuDNN's call (conv_epilogue.h, off by
   # default until this measures it).
@@ -188,123 +189,6 @@ else
 fi
 
 # --- one summary ---
-"$py" - "$out" "$torch_version" "$torch_cuda" "${gpu_name:-none}" "$((SECONDS - started))" <<'PY'
-import glob, json, os, re, sys
-out, torch_version, torch_cuda, gpu, seconds = sys.argv[1:6]
-steps = []
-with open(os.path.join(out, "steps.tsv")) as f:
-    for line in f:
-        name, status, secs = line.rstrip("\n").split("\t")
-        steps.append({"step": name, "status": status, "seconds": int(secs)})
-def load(name):
-    try:
-        with open(os.path.join(out, name)) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
-torch_side = load("models/torch_timings.json") or {}
-timings = {}
-for model in ("gpt", "resnet18"):
-    row = dict((torch_side.get("models") or {}).get("gpt_gpu" if model == "gpt" else model, {}))
-    cuda = load(f"bench_{model}_cuda.json")
-    if cuda:  # eager LibTorch, TorchScript optimised and the cuda backend: medians of one process
-        row["libtorch_eager_ms"] = cuda.get("eager_ms")
-        row["torchscript_optimized_ms"] = (cuda.get("baselines") or {}).get("torchscript_optimized")
-        row["tcprof_cuda_ms"] = cuda.get("compiled_ms")
-        row["tcprof_cuda_speedup"] = cuda.get("speedup")
-        row["tcprof_cuda_compile_s"] = cuda.get("compile_s")
-        row["tcprof_cuda_warm_beyond_eager_s"] = cuda.get("warm_beyond_eager_s")
-        if row.get("torch_compile_ms") and cuda.get("compiled_ms"):
-            row["tcprof_cuda_vs_torch_compile"] = row["torch_compile_ms"] / cuda["compiled_ms"]
-    for path in sorted(glob.glob(os.path.join(out, f"bench_{model}_cuda_launch_*.json"))):
-        swept = load(os.path.basename(path))  # TCPROF_CUDA_LAUNCH: the same run at other launch sizes
-        if swept:
-            row[os.path.basename(path)[len(f"bench_{model}_cuda_"):-5] + "_ms"] = swept.get("compiled_ms")
-    off = load(f"bench_{model}_cuda_features_off.json")
-    if off:  # TCPROF_CUDA_OFF=vectors,row-registers: the same run without them
-        row["tcprof_cuda_features_off_ms"] = off.get("compiled_ms")
-        row["tcprof_cuda_features_off_speedup"] = off.get("speedup")
-    untuned = load(f"bench_{model}_cuda_untuned.json")
-    if untuned:  # TCPROF_CUDA_OFF=launch-tuning: every kernel at the default launch sizes
-        row["tcprof_cuda_untuned_ms"] = untuned.get("compiled_ms")
-        row["tcprof_cuda_untuned_speedup"] = untuned.get("speedup")
-    fused = load(f"bench_{model}_cuda_conv_epilogues.json")
-    if fused:  # TCPROF_CUDA_CONV_EPILOGUES=1: ReLUs and residual adds inside cuDNN's convolutions
-        row["tcprof_cuda_conv_epilogues_ms"] = fused.get("compiled_ms")
-        row["tcprof_cuda_conv_epilogues_speedup"] = fused.get("speedup")
-    # What recording costs over --profile off (one process, CUDA events).
-    # The mean carries the calls a sampling summary records; the median is a typical call.
-    for suffix in ("", "_every_call"):
-        cost = load(f"recording_cost_{model}{suffix}.json")
-        for m in (cost or {}).get("recording_cost", []):
-            key = m["profile"].split(",")[0] + ("_host_only" if "host" in m["profile"] else "") + suffix
-            row[f"profile_{key}_ms"] = m["ms_per_call"]
-            if not key.startswith("off"):
-                row[f"recording_cost_{key}_percent"] = m["percent_over_off"]
-                row[f"recording_cost_{key}_mean_percent"] = m.get("mean_percent_over_off")
-            row[f"rows_per_call_{key}"] = m["rows_per_call"]
-            if "gpu_timed_calls_recorded" in m:
-                row[f"gpu_timed_calls_recorded_{key}"] = m["gpu_timed_calls_recorded"]
-    if row:
-        timings[model] = row
-vision = {}
-for path in sorted(glob.glob(os.path.join(out, "vision", "*.json"))):
-    v = load(os.path.join("vision", os.path.basename(path)))
-    if v:
-        vision[os.path.basename(path)[:-5]] = {"eager_ms": v.get("eager_ms"), "tcprof_cuda_ms": v.get("compiled_ms"),
-                                               "speedup": v.get("speedup")}
-if vision:
-    timings["vision"] = vision
-train = load("bench_train_gpt.json")
-if train:
-    opt = train.get("optimizer") or {}
-    timings["gpt_train_step"] = {"eager_step_ms": train.get("eager_ms"), "tcprof_step_ms": train.get("compiled_ms"),
-                                 "torch_optim_adam_ms": opt.get("eager_ms"), "fused_adam_ms": opt.get("compiled_ms")}
-    timings["gpt_train_step"]["fused_optimizer"] = opt.get("compiled")
-    # Each optimizer kernel alone on the same parameters (tcprof's CUDA kernel, LibTorch's, torch::optim).
-    for k in opt.get("kernels") or []:
-        timings["gpt_train_step"][k["name"] + " alone ms"] = k["ms"]
-ctest = ""
-log = os.path.join(out, "logs", "ctest.log")
-if os.path.exists(log):
-    lines = [l.strip() for l in open(log, errors="replace") if "% tests passed" in l]
-    ctest = lines[-1] if lines else ""
-# fuzz_graphs --device cuda: the shards' summary lines added up.
-fuzz = None
-shards = sorted(glob.glob(os.path.join(out, "fuzz", "shard-*.log")))
-if shards:
-    fuzz = {"shards": len(shards), "shards_finished": 0, "cases": 0, "mismatches": 0, "errors": 0, "invalid": 0}
-    for path in shards:
-        for line in open(path, errors="replace"):
-            m = re.match(r"fuzz_graphs: (\d+) cases.*?: (\d+) mismatches, (\d+) errors, (\d+) invalid", line)
-            if m:
-                fuzz["shards_finished"] += 1
-                for key, value in zip(("cases", "mismatches", "errors", "invalid"), m.groups()):
-                    fuzz[key] += int(value)
-    seed_file = os.path.join(out, "fuzz", "seed")
-    if os.path.exists(seed_file):
-        fuzz["seed"] = open(seed_file).read().strip()
-summary = {"torch": torch_version, "cuda": torch_cuda, "gpu": gpu, "seconds": int(seconds),
-           "ctest": ctest, "steps": steps, "timings": timings, "fuzz_gpu": fuzz}
-with open(os.path.join(out, "summary.json"), "w") as f:
-    json.dump(summary, f, indent=2)
-with open(os.path.join(out, "summary.txt"), "w") as f:
-    f.write(f"gpu-check: torch {torch_version} (CUDA {torch_cuda}), GPU {gpu}, {seconds} s\n")
-    if ctest:
-        f.write(f"ctest: {ctest}\n")
-    for s in steps:
-        f.write(f"  {s['step']:<16} {s['status']:<40} {s['seconds']:>4} s\n")
-    if fuzz:
-        f.write("fuzz_graphs --device cuda (seed {seed}): {cases} cases in {shards_finished} of {shards} shards, "
-                "{mismatches} mismatches, {errors} errors, {invalid} invalid\n".format(**{"seed": "?", **fuzz}))
-    for model, row in timings.items():
-        if model == "vision":
-            for name, v in row.items():
-                if v.get("speedup"):
-                    f.write(f"vision {name}: eager {v['eager_ms']:.3f} ms, tcprof cuda {v['tcprof_cuda_ms']:.3f} ms, {v['speedup']:.2f}x\n")
-            continue
-        f.write(f"{model}: " + ", ".join(f"{k} {v:.3f}" for k, v in row.items() if isinstance(v, (int, float))) + "\n")
-print(open(os.path.join(out, "summary.txt")).read(), end="")
-PY
+"$py" "$src/scripts/gpu_check_summary.py" "$out" "$torch_version" "$torch_cuda" "${gpu_name:-none}" "$((SECONDS - started))"
 # Exit 1 when a step failed or timed out; skipped steps are not failures.
 ! cut -f2 "$out/steps.tsv" | grep -qE '^(failed|timed out)'

@@ -4,7 +4,7 @@ usage: gpu_check_models.py OUTDIR [--iters N] [--vision]
 
 Builds the GPU samples as TorchScript files in OUTDIR (gpt_gpu.pt: the sample GPT scaled up as on
 the H200, 6 blocks, d=512, 8 heads, vocab 8192; gpt_gpu_loss.pt: the same with its cross-entropy
-loss in forward, for training; resnet18.pt: torchvision's; vision/NAME_f32.pt and NAME_bf16.pt:
+loss in forward, for training; gpt.pt: the sample GPT as bundled; resnet18.pt: torchvision's; vision/NAME_f32.pt and NAME_bf16.pt:
 the torchvision samples in f32 and with bf16 weights, for the cuda backend's "never slower than
 eager" check), then times the very same Python
 modules on the GPU in eager mode and under torch.compile (Inductor), CUDA-event medians, and
@@ -28,6 +28,9 @@ def models():
     torch.manual_seed(0)
     out = {"gpt_gpu": (gpt.GPT(**GPT_CONFIG).eval(), lambda dev: (torch.randint(0, 8192, (8, 256), device=dev),))}
     out["gpt_gpu_loss"] = (gpt.GPTWithLoss(**GPT_CONFIG).eval(), None)
+    # The sample GPT as bundled (4 blocks, d=256, vocab 512) at batch 8 x 256: the cuda backend's
+    # other GPT target, a model small enough that launches, not GEMMs, set its time.
+    out["gpt"] = (gpt.GPT().eval(), lambda dev: (torch.randint(0, 512, (8, 256), device=dev),))
     try:
         import torchvision
         out["resnet18"] = (torchvision.models.resnet18().eval(), lambda dev: (torch.randn(32, 3, 224, 224, device=dev),))
