@@ -105,19 +105,13 @@ struct Epilogue {
 
 }  // namespace
 
-// An op that writes its input in place (add_, copy_, ...: the functionalize pass leaves those
-// whose input is read again): the fused op reads its inputs where the ReLU was, so a write between
-// the convolution and its ReLU would change what it reads.
-bool writes_in_place(const GraphOp& op) {
-  const std::string& n = op.name;
-  return n.size() > 2 && n.back() == '_' && n[n.size() - 2] != '_';
-}
-
 std::vector<std::string> fuse_conv_relu(PassContext& ctx) {
   CapturedGraph& g = ctx.graph;
   std::vector<std::string> fused;
   for (const GraphOp& op : g.ops) {
-    if (writes_in_place(op)) return fused;  // rare after functionalization; not worth ordering checks
+    // The fused op reads its inputs where the ReLU was: a write between the convolution and its
+    // ReLU would change what it reads (rare after functionalization; not worth ordering checks).
+    if (writes_in_place(op)) return fused;
   }
   const std::vector<int> readers = reader_counts(g);  // a graph output counts as a reader
   auto single_reader = [&](const Arg& a) { return a.kind == Arg::Kind::Slot && readers[static_cast<size_t>(a.slot)] == 1; };

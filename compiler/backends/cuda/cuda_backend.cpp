@@ -21,6 +21,7 @@
 #include "compiler/backends/cpp/schedule/schedule_fusion.h"
 #include "compiler/backends/cuda/conv_epilogue.h"
 #include "compiler/backends/cuda/conv_layout.h"
+#include "compiler/backends/cuda/max_pool_first.h"
 #include "compiler/backends/cuda/cuda_driver.h"
 #include "compiler/backends/cuda/cuda_emulation.h"
 #include "compiler/backends/cuda/cuda_graph_replay.h"
@@ -39,6 +40,13 @@
 
 namespace tcprof {
 namespace {
+
+// Lines of the IR's header, each "# ...".
+std::string header_lines(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& l : lines) out += "# " + l + "\n";
+  return out;
+}
 
 // Emulated blocks are fibers meeting at barriers: two warps exercise every step of a
 // block reduction (the butterfly and the warps' partials) at a cost the CPU can bear.
@@ -170,6 +178,9 @@ class CudaBackend : public Backend {
     // Opt-in until a GPU measures it: a convolution's ReLU (and residual add) inside cuDNN's call.
     const std::vector<std::string> conv_fused = conv_epilogues ? fuse_conv_relu(ctx) : std::vector<std::string>{};
     if (split_conv_bias(ctx) > 0 || channels_last || !conv_fused.empty()) examples = example_run(g, inputs);
+    // Pools before the bias adds and ReLUs that feed them: those then run on the pooled values.
+    const std::vector<std::string> pools_first = max_pool_first(ctx);
+    if (!pools_first.empty()) examples = example_run(g, inputs);
     // 2. Lower and 3. schedule: the device-neutral middle, without the CPU's planners.
     phase.begin("lower");
     LowerContext lower{examples, bindings, device, /*low_precision=*/true};
@@ -269,7 +280,7 @@ class CudaBackend : public Backend {
     report.ir = fmt::format("# cuda: {} kernel calls, {} unique kernels, {} ops fused, {} extern, {} fallback; {}; {}\n",
                             report.kernels, report.unique_kernels, report.fused_ops, report.extern_calls,
                             report.fallback_calls, built.empty() ? "no generated kernels" : built, replay) +
-                (launches.empty() ? "" : "# " + launches + "\n") + (layout.empty() ? "" : "# " + layout + "\n") + report.ir;
+                (launches.empty() ? "" : "# " + launches + "\n") + (layout.empty() ? "" : "# " + layout + "\n") + header_lines(pools_first) + report.ir;
     log_hints(report.hints);
     auto runner = std::make_shared<ProgramRunner>(std::move(g), std::move(program), std::move(library), std::move(calls),
                                                   std::vector<KernelFn>{}, profiler, device);

@@ -42,6 +42,9 @@ bool writes_outside_graph(const CapturedGraph& g);
 // Shared by the passes.
 bool is_pure_op(const std::string& name);
 bool is_view_op(const std::string& name);
+// An op that writes its input in place (add_, copy_, ...: functionalize_inplace leaves those whose
+// input is read again). A pass that moves where an op reads its inputs must not move it across one.
+bool writes_in_place(const GraphOp& op);
 // An argument's value in the example run: a slot's example, a constant itself (None for a symbolic
 // size or a list).
 c10::IValue example_value(const PassContext& ctx, const Arg& a);

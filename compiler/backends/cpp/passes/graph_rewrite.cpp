@@ -18,6 +18,11 @@ bool is_pure_op(const std::string& name) {
   return impure.count(name) == 0;
 }
 
+bool writes_in_place(const GraphOp& op) {
+  const std::string& n = op.name;
+  return n.size() > 2 && n.back() == '_' && n[n.size() - 2] != '_';
+}
+
 bool is_view_op(const std::string& name) {
   static const std::set<std::string> views = {
       "aten::view", "aten::reshape", "aten::transpose", "aten::permute", "aten::slice", "aten::select",
