@@ -18,6 +18,10 @@
 #   GPU_CHECK_FUZZ=2000                 fuzz_graphs cases on the device (GPU_CHECK_FUZZ_SEED: the seed)
 #   GPU_CHECK_VISION=1                  also bench the torchvision samples (f32 and bf16) through the cuda backend
 #   GPU_CHECK_TIME_SCALE=8              multiply every step's time limit (a 2-core machine)
+#   GPU_CHECK_BUDGET_S=540              the whole check's time (times the scale): a step that would
+#                                       run past it is cut to fit, one that cannot start is skipped,
+#                                       so the summary is always written (the device tool stops a
+#                                       call at 600 s, and brings back only what is written by then)
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=$(realpath -m "${1:-$src/build/gpu-check}")
@@ -29,10 +33,16 @@ mkdir -p "$out/logs"
 started=$SECONDS
 
 # step NAME LIMIT_S COMMAND...: runs COMMAND with a time limit, its output in logs/NAME.log.
+budget=$(( ${GPU_CHECK_BUDGET_S:-540} * ${GPU_CHECK_TIME_SCALE:-1} ))
 step() {
   local name=$1 limit=$(( $2 * ${GPU_CHECK_TIME_SCALE:-1} ))
   shift 2
-  local t0=$SECONDS status
+  local t0=$SECONDS status left=$(( budget - (SECONDS - started) ))
+  if (( left < 10 )); then
+    skip "$name" "out of time: the check's budget is ${budget}s (GPU_CHECK_BUDGET_S)"
+    return 1
+  fi
+  (( limit > left )) && limit=$left
   echo "== $name (limit ${limit}s)"
   timeout --kill-after=10 "$limit" "$@" > "$out/logs/$name.log" 2>&1
   case $? in
@@ -95,7 +105,7 @@ gpu_steps=(bench_gpt_cuda bench_gpt_cuda_features_off bench_gpt_cuda_untuned ben
   verify_resnet18_cuda verify_resnet18_cuda_conv_epilogues verify_gpt_cuda_no_graphs run_gpt_full run_resnet18_summary train_gpt bench_train_gpt explain_gpt_cuda
   bench_vision report fuzz_gpu)
 if [[ $built -ne 0 ]]; then
-  for s in "${gpu_steps[@]}"; do skip "$s" "the build failed"; done
+  for s in "${gpu_steps[@]}"; do skip "$s" "no build (see the configure and build steps)"; done
 elif [[ $has_gpu != 1 ]]; then
   for s in "${gpu_steps[@]}"; do skip "$s" "$no_gpu_reason"; done
 else
@@ -177,7 +187,7 @@ fi
 # time is left. One OpenMP thread per test: 16 tests at once, each with 16 threads, ran the CPU
 # compiler tests 10x slower than on 2 cores. ---
 if [[ $built -ne 0 ]]; then
-  skip ctest "the build failed"
+  skip ctest "no build (see the configure and build steps)"
 elif [[ ${GPU_CHECK_CTEST:-1} == 0 ]]; then
   skip ctest "GPU_CHECK_CTEST=0"
 else
@@ -190,5 +200,5 @@ fi
 
 # --- one summary ---
 "$py" "$src/scripts/gpu_check_summary.py" "$out" "$torch_version" "$torch_cuda" "${gpu_name:-none}" "$((SECONDS - started))"
-# Exit 1 when a step failed or timed out; skipped steps are not failures.
-! cut -f2 "$out/steps.tsv" | grep -qE '^(failed|timed out)'
+# Exit 1 when a step failed, timed out or found no time left; other skipped steps are not failures.
+! cut -f2 "$out/steps.tsv" | grep -qE '^(failed|timed out|skipped: out of time)'

@@ -206,7 +206,7 @@ def write_text(f, summary):
     if summary["ctest"]:
         f.write(f"ctest: {summary['ctest']}\n")
     for s in summary["steps"]:
-        f.write(f"  {s['step']:<16} {s['status']:<40} {s['seconds']:>4} s\n")
+        f.write(f"  {s['step']:<36} {s['status']:<44} {s['seconds']:>4} s\n")
     fuzz = summary["fuzz_gpu"]
     if fuzz:
         f.write("fuzz_graphs --device cuda (seed {seed}): {cases} cases in {shards_finished} of {shards} shards, "

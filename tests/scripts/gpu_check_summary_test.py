@@ -130,5 +130,27 @@ class Verdicts(unittest.TestCase):
         self.assertIn("timed out after 150s", text)
 
 
+class TheCheckItself(unittest.TestCase):
+    """scripts/gpu-check.sh with no time left: every step skipped, and the summary still written."""
+
+    @unittest.skipUnless(subprocess.run([sys.executable, "-c", "import torch"], capture_output=True).returncode == 0,
+                         "gpu-check.sh needs a Python with torch (ctest runs this with Debian's)")
+    def test_an_exhausted_budget_still_writes_the_summary_and_fails(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "out")
+            env = dict(os.environ, GPU_CHECK_BUDGET_S="0", TORCH_PYTHON=sys.executable,
+                       GPU_CHECK_BUILD=os.path.join(tmp, "build"))
+            done = subprocess.run(["bash", os.path.join(ROOT, "scripts", "gpu-check.sh"), out],
+                                  capture_output=True, text=True, env=env, timeout=240)
+            self.assertEqual(done.returncode, 1, "a step with no time left fails the check: " + done.stderr)
+            with open(os.path.join(out, "summary.json")) as f:
+                summary = json.load(f)
+        status = {s["step"]: s["status"] for s in summary["steps"]}
+        self.assertTrue(status["configure"].startswith("skipped: out of time"), status["configure"])
+        self.assertTrue(status["bench_gpt_cuda"].startswith("skipped"), status["bench_gpt_cuda"])
+        self.assertTrue(status["ctest"].startswith("skipped"), status["ctest"])
+        self.assertEqual({t["verdict"] for t in summary["targets"]}, {"not measured"})
+
+
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1])
