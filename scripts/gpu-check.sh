@@ -28,6 +28,10 @@ out=$(realpath -m "${1:-$src/build/gpu-check}")
 py=${TORCH_PYTHON:-python3}
 build=${GPU_CHECK_BUILD:-/tmp/tcprof-gpu-check}
 jobs=$(nproc)
+# A reused OUT keeps nothing of an earlier check: a step skipped now must not leave its old figures
+# for the summary to judge.
+rm -rf "$out/logs" "$out/models" "$out/vision" "$out/fuzz" "$out"/bench_*.json "$out"/recording_cost_*.json \
+  "$out"/run_*.json "$out/train_gpt.json" "$out"/report*.txt "$out/report.json" "$out"/explain_*.txt "$out"/summary.*
 mkdir -p "$out/logs"
 : > "$out/steps.tsv"
 started=$SECONDS

@@ -100,6 +100,8 @@ class Verdicts(unittest.TestCase):
                 "kernels": [{"name": "fused adam (tcprof CUDA)", "ms": 0.25}, {"name": "fused adam (LibTorch)", "ms": 0.46}]}})
             write(out, "vision/resnet18_bf16.json", {"eager_ms": 2.0, "compiled_ms": 1.5, "speedup": 1.33})
             write(out, "vision/vit_b_16_f32.json", {"eager_ms": 9.0, "compiled_ms": 9.3, "speedup": 0.97})
+            for name in ("resnet18_bf16", "vit_b_16_f32", "convnext_tiny_f32"):  # saved by the models step
+                write(out, f"models/vision/{name}.pt", "")
             line = ("fuzz_graphs: 50 cases, 400 ops, 100 calls compared: {} mismatches, 0 errors, 0 invalid cases; "
                     "60 kernels with 150 fused ops, 0 fallback calls\n")
             for first in range(0, 2000, 50):  # one shard cut short by the limit: no summary line
@@ -121,13 +123,37 @@ class Verdicts(unittest.TestCase):
         self.assertEqual(verdicts["GPT training step: the fused Adam <= 0.3 ms"],
                          ("met", "0.250 ms (tcprof's CUDA kernel alone)"))
         self.assertEqual(verdicts["every torchvision sample, f32 and bf16: never slower than eager"],
-                         ("not met", "2 timed; slower: vit_b_16_f32 0.97x"))
+                         ("not met", "2 of 3 timed; slower: vit_b_16_f32 0.97x; not timed: convnext_tiny_f32"))
         self.assertEqual(verdicts["fuzz_graphs --backend cuda on the GPU: 2000 cases, 0 mismatches"],
                          ("not met", "1950 cases, 1 mismatches, 0 errors"))
         self.assertEqual(summary["fuzz_gpu"]["shards_finished"], 39)
         self.assertEqual(verdicts["the GPT sample 8x256: the cuda backend >= 1.25x eager LibTorch"][0], "not measured")
         self.assertIn("targets: 7 met, 6 not met, 6 not measured", text)
         self.assertIn("timed out after 150s", text)
+
+    def test_a_figure_on_its_target_meets_it_and_a_tie_with_torch_compile_does_not(self):
+        with tempfile.TemporaryDirectory() as out:
+            write(out, "steps.tsv", "bench_gpt_cuda\tpassed\t20\n")
+            write(out, "models/torch_timings.json", {"models": {"gpt_gpu": {"torch_compile_ms": 2.0}}})
+            write(out, "bench_gpt_cuda.json", {"eager_ms": 2.5, "compiled_ms": 2.0, "speedup": 1.25,
+                                               "compile_s": 3.0, "warm_beyond_eager_s": 0.3})
+            write(out, "recording_cost_gpt.json", {"recording_cost": [
+                {"profile": "off", "ms_per_call": 2.0, "rows_per_call": 0},
+                {"profile": "summary", "ms_per_call": 2.06, "percent_over_off": 3.0, "mean_percent_over_off": 3.0,
+                 "rows_per_call": 1},
+                {"profile": "full", "ms_per_call": 2.2, "percent_over_off": 10.0, "mean_percent_over_off": 10.0,
+                 "rows_per_call": 9}]})
+            write(out, "bench_train_gpt.json", {"optimizer": {"kernels": [{"name": "fused adam (tcprof CUDA)", "ms": 0.3}]}})
+            write(out, "vision/resnet18_f32.json", {"eager_ms": 2.0, "compiled_ms": 2.0, "speedup": 1.0})
+            summary, _ = summarize(out)
+        verdicts = {t["target"]: t["verdict"] for t in summary["targets"]}
+        for met in ("GPT 8x256: the cuda backend >= 1.25x eager LibTorch", "GPT 8x256: cold compile <= 3 s",
+                    "GPT 8x256: warm start <= 0.3 s beyond the eager forward",
+                    "GPT 8x256: --profile summary costs <= 3% over off", "GPT 8x256: --profile full costs <= 10% over off",
+                    "GPT training step: the fused Adam <= 0.3 ms",
+                    "every torchvision sample, f32 and bf16: never slower than eager"):
+            self.assertEqual(verdicts[met], "met", met)
+        self.assertEqual(verdicts["GPT 8x256: faster than torch.compile"], "not met")
 
 
 class TheCheckItself(unittest.TestCase):

@@ -86,6 +86,8 @@ int split_conv_bias(PassContext& ctx) {
     to.slot = sum.slot;
     replace_uses(g, y, to);  // every later reader and the graph's outputs read the sum (not the add: out of the list)
     g.ops.insert(g.ops.begin() + static_cast<std::ptrdiff_t>(i) + 1, std::move(add));
+    ctx.examples.resize(static_cast<size_t>(g.num_slots));
+    ctx.examples[static_cast<size_t>(sum.slot)] = ctx.examples[static_cast<size_t>(y)];  // the biased output, until the re-run
     ++i;
     ++count;
   }

@@ -19,7 +19,8 @@ struct PassContext;
 // [1, C, 1, 1]), which fuses into the generated kernel that follows (the residual add and ReLU):
 // LibTorch adds a cuDNN convolution's bias in an elementwise kernel of its own, one more pass over
 // every activation (ResNet18 at batch 32 on an H200: about 0.25 ms of a 1.56 ms call). Returns how
-// many; the examples of the changed slots are stale afterwards (the caller runs the graph again).
+// many. Until the caller runs the graph again, the convolution's and the sum's examples are both
+// the biased output: right in shape, dtype and layout, not in value.
 int split_conv_bias(PassContext& ctx);
 
 // Runs the graph on its device once each way (after a warm-up, median of three, the device's

@@ -177,10 +177,11 @@ class CudaBackend : public Backend {
     const bool channels_last = device.is_cuda() && choose_conv_channels_last(g, inputs, &layout);
     // Opt-in until a GPU measures it: a convolution's ReLU (and residual add) inside cuDNN's call.
     const std::vector<std::string> conv_fused = conv_epilogues ? fuse_conv_relu(ctx) : std::vector<std::string>{};
-    if (split_conv_bias(ctx) > 0 || channels_last || !conv_fused.empty()) examples = example_run(g, inputs);
+    const int biases_split = split_conv_bias(ctx);
     // Pools before the bias adds and ReLUs that feed them: those then run on the pooled values.
     const std::vector<std::string> pools_first = max_pool_first(ctx);
-    if (!pools_first.empty()) examples = example_run(g, inputs);
+    // One run for all of them: every example then holds its value in the graph as it now is.
+    if (biases_split > 0 || channels_last || !conv_fused.empty() || !pools_first.empty()) examples = example_run(g, inputs);
     // 2. Lower and 3. schedule: the device-neutral middle, without the CPU's planners.
     phase.begin("lower");
     LowerContext lower{examples, bindings, device, /*low_precision=*/true};

@@ -16,12 +16,15 @@ bool is_floating_tensor(const c10::IValue& v) {
 
 // Whether the constant `a`, added to or subtracted from `x`, is the same at every position of a
 // pooling window (size 1 in the last two dims) and leaves x's shape and dtype as they are. Finite,
-// so that no infinity meets one of x's (-inf + inf is NaN before the pool, not after it).
+// so that no infinity meets one of x's (-inf + inf is NaN before the pool, not after it): a number
+// as the op computes with it, in float for every dtype but f64 (1e39 is inf there).
 bool same_across_windows(const Arg& a, const at::Tensor& x) {
   if (a.kind != Arg::Kind::Constant) return false;
   const c10::IValue& c = a.constant;
-  if (c.isDouble()) return std::isfinite(c.toDouble());
-  if (c.isInt()) return true;
+  if (c.isDouble() || c.isInt()) {
+    const double d = c.isDouble() ? c.toDouble() : static_cast<double>(c.toInt());
+    return x.scalar_type() == at::kDouble ? std::isfinite(d) : std::isfinite(static_cast<float>(d));
+  }
   if (!is_floating_tensor(c)) return false;
   const at::Tensor& t = c.toTensor();
   if (t.scalar_type() != x.scalar_type() || t.device() != x.device() || t.dim() > x.dim()) return false;
