@@ -29,8 +29,8 @@ CompileOptions strict_cuda() {
 
 // Each pool's chain: a convolution's bias (split into an add) and ReLU, moved; a scalar sub, a ReLU
 // and a per-channel add, moved; a constant minus x (falling as x grows), a bias varying inside the
-// window, an infinite bias and a chain value read twice, all kept before their pools, the last but
-// for its ReLU.
+// window, an infinite bias, a number infinite in f32 (1e39) and a chain value read twice, all kept
+// before their pools, the last but for its ReLU.
 std::string save_pool_chains(const std::string& path, c10::ScalarType dtype) {
   at::manual_seed(11);
   auto o = at::TensorOptions().dtype(dtype);
@@ -49,9 +49,10 @@ def forward(self, x):
   r = torch.max_pool2d(self.c - x, [2, 2])
   v = torch.max_pool2d(x + self.spatial, [2, 2])
   i = torch.max_pool2d(x + self.inf, [2, 2])
+  j = torch.max_pool2d(x + 1e39, [2, 2])
   h = x + self.c
   t = torch.max_pool2d(torch.relu(h), [3, 3], [1, 1])
-  return a, s, r, v, i, t, h * 2.0
+  return a, s, r, v, i, j, t, h * 2.0
 )");
   m.save(path);
   return path;
@@ -71,7 +72,7 @@ TEST(MaxPoolFirst, PoolsComeBeforeTheBiasAndReluThatFeedThem) {
   // zero's sign, which allclose does not see, may differ).
   // Not the convolution's: eager adds its bias inside the convolution, the split bias after it.
   const auto out = m.call(in).toTuple()->elements(), eager = m.call_eager(in).toTuple()->elements();
-  for (size_t k : {1, 5}) {
+  for (size_t k : {1, 6}) {
     EXPECT_TRUE(at::allclose(out[k].toTensor(), eager[k].toTensor(), 0.0, 0.0, /*equal_nan=*/true)) << "output " << k;
   }
   EXPECT_TRUE(out[1].toTensor().isnan().any().item<bool>());  // the NaN went through the moved chain
