@@ -187,6 +187,18 @@ TEST(CppBackend, NonContiguousAndBroadcastInputsAreReadThroughStrides) {
   expect_compiled_matches_eager(m, in);
 }
 
+// A number finite as a double but not as a float (1e39) is the float's infinity in the kernel, as
+// in eager's f32 arithmetic: once it was printed "inff", and the graph did not compile.
+TEST(CppBackend, ANumberBeyondFloatsRangeIsItsInfinity) {
+  at::NoGradGuard no_grad;
+  testing::TempDir dir;
+  const std::string path = testing::save_scripted("def forward(self, x):\n  return torch.relu(x * 1e39 - 3.5e38) + 1.0\n",
+                                                  dir.file("beyond_float.pt"));
+  CompiledModule m(load_model(path), strict_cpp(), nullptr);
+  expect_compiled_matches_eager(m, inputs_for({"f32[4,33]"}));
+  EXPECT_GT(testing::totals(m).kernels, 0);
+}
+
 // With grad mode on and parameters that require grad, the graph compiles as training graphs
 // (compiler/autodiff): its outputs carry the compiled backward as their grad_fn.
 TEST(CppBackend, AGraphThatNeedsAutogradCompilesItsBackward) {

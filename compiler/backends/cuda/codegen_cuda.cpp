@@ -44,9 +44,12 @@ std::string literal(double v, ElemType t) {
     case ElemType::F32:
     case ElemType::BF16:  // computed in float: the constant as LibTorch's opmath holds it
     case ElemType::F16:
-    case ElemType::F64:
-      if (!std::isfinite(v)) return float_bits(v, t);
+    case ElemType::F64: {
+      // As the kernel holds it: 1e39 is finite as a double and inf as a float ("inff" would not compile).
+      const double held = t != ElemType::F64 ? static_cast<double>(static_cast<float>(v)) : v;
+      if (!std::isfinite(held)) return float_bits(held, t);
       return t != ElemType::F64 ? fmt::format("{:#.9g}f", static_cast<float>(v)) : fmt::format("{:#.17g}", v);
+    }
   }
   return "0";
 }

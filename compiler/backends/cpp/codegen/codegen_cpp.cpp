@@ -27,8 +27,10 @@ std::string literal(double v, ElemType t) {
     case ElemType::F32:
     case ElemType::F64: {
       const char* T = c_type(t);
-      if (std::isnan(v)) return fmt::format("std::numeric_limits<{}>::quiet_NaN()", T);
-      if (std::isinf(v)) return fmt::format("{}std::numeric_limits<{}>::infinity()", v < 0 ? "-" : "", T);
+      // As the kernel holds it: 1e39 is finite as a double and inf as a float ("inff" would not compile).
+      const double held = t == ElemType::F32 ? static_cast<double>(static_cast<float>(v)) : v;
+      if (std::isnan(held)) return fmt::format("std::numeric_limits<{}>::quiet_NaN()", T);
+      if (std::isinf(held)) return fmt::format("{}std::numeric_limits<{}>::infinity()", held < 0 ? "-" : "", T);
       return t == ElemType::F32 ? fmt::format("{:#.9g}f", static_cast<float>(v)) : fmt::format("{:#.17g}", v);
     }
   }
