@@ -23,6 +23,15 @@ inline CompileOptions strict_cpp() {
   return o;
 }
 
+// The cuda backend with --strict, for sm_90: a kernel NVRTC or the emulation rejects fails the test.
+inline CompileOptions strict_cuda() {
+  CompileOptions o;
+  o.backend = "cuda";
+  o.strict = true;
+  o.cuda_arch = "sm_90";
+  return o;
+}
+
 // A module of `source` (its methods, as TorchScript) saved as `path`, which is returned.
 inline std::string save_scripted(const std::string& source, const std::string& path) {
   torch::jit::Module module("Scripted");

@@ -19,14 +19,8 @@ namespace {
 
 using testing::expect_compiled_matches_eager;
 using testing::inputs_for;
+using testing::strict_cuda;
 
-CompileOptions strict_cuda() {
-  CompileOptions o;
-  o.backend = "cuda";
-  o.strict = true;
-  o.cuda_arch = "sm_90";
-  return o;
-}
 
 // Sets an environment variable for one scope.
 class ScopedEnv {

@@ -30,17 +30,11 @@ using testing::expect_same_output;
 using testing::inputs_for;
 using testing::run_command;
 using testing::sample;
+using testing::strict_cuda;
 using testing::SampleCase;
 using testing::Totals;
 using testing::totals;
 
-CompileOptions strict_cuda() {
-  CompileOptions o;
-  o.backend = "cuda";
-  o.strict = true;  // a kernel NVRTC or the emulation rejects fails the test
-  o.cuda_arch = "sm_90";
-  return o;
-}
 
 class CudaSamples : public ::testing::TestWithParam<SampleCase> {};
 

@@ -18,14 +18,8 @@ namespace {
 using testing::expect_compiled_matches_eager;
 using testing::inputs_for;
 using testing::occurrences;
+using testing::strict_cuda;
 
-CompileOptions strict_cuda() {
-  CompileOptions o;
-  o.backend = "cuda";
-  o.strict = true;
-  o.cuda_arch = "sm_90";
-  return o;
-}
 
 // Each pool's chain: a convolution's bias (split into an add) and ReLU, moved; a scalar sub, a ReLU
 // and a per-channel add, moved; a constant minus x (falling as x grows), a bias varying inside the
