@@ -139,14 +139,14 @@ void run_train_bench(const TrainBenchOptions& o) {
     return eager_forward(in);
   };
 
-  // tcprof: the compiled training graphs and, under the cpp backend, the fused optimizer step.
+  // tcprof: the compiled training graphs (cpp or cuda backend) and the fused optimizer step.
   // Cold: capture + joint graph + both graphs' compile, with an empty kernel cache.
   std::string cache_dir = temp_cache_dir();
   CompileOptions options = s.compile;
-  if (options.backend == "cpp") options.kernel_cache_dir = cache_dir;
+  if (options.backend != "eager") options.kernel_cache_dir = cache_dir;
   Trainer tcprof{"tcprof (" + o.model.backend + ")", copy_of(s.model), {}, {}, {}, {}, {}};
   tcprof.params = trainable(tcprof.model);
-  tcprof.optimizer = make_optimizer(o.optimizer, tcprof.params, o.model.backend == "cpp");
+  tcprof.optimizer = make_optimizer(o.optimizer, tcprof.params, o.model.backend != "eager");
   auto compiled = std::make_shared<CompiledModule>(tcprof.model, options, s.writer.get(), nullptr);
   tcprof.forward = [compiled](const std::vector<c10::IValue>& in) { return compiled->call(in); };
 

@@ -33,8 +33,8 @@ void add_model_options(CLI::App* cmd, ModelOptions& o, bool compile_flags) {
                   "Run database to write (default: ./tcprof-runs/<model>-<date-time>.db; none: record nothing)");
   cmd->add_flag("--json", o.json, "Machine-readable output");
   cmd->add_option("--device", o.device,
-                  "cpu, cuda or cuda:N: where the module and its inputs live (graphs on a GPU run through "
-                  "LibTorch; CUPTI records their kernels)")
+                  "cpu, cuda or cuda:N: where the module and its inputs live (on a GPU, --backend cuda compiles "
+                  "the graphs, the others run them through LibTorch; CUPTI records every kernel)")
       ->capture_default_str();
   if (!compile_flags) return;
   cmd->add_option("--stance", o.stance,

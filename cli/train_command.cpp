@@ -59,7 +59,7 @@ void train(const TrainOptions& o) {
     params.push_back(p);
   }
   if (params.empty()) throw Error(ErrorKind::Input, fmt::format("train: {} has no parameters to train", o.model.model));
-  OptimizerStep optimizer = make_optimizer(o.optimizer, params, o.model.backend == "cpp");
+  OptimizerStep optimizer = make_optimizer(o.optimizer, params, o.model.backend != "eager");
   const KernelKey optimizer_key =
       s.profiler->key(fmt::format("optimizer step ({})", optimizer.name), optimizer.code.empty() ? "extern" : "generated");
   const KernelKey backward_key = s.profiler->key("backward (autograd)", "eager");

@@ -205,7 +205,7 @@ OptimizerStep make_optimizer(const OptimizerChoice& o, std::vector<at::Tensor> p
 }
 
 std::string backward_note(const CompiledModule& m, const std::string& backend) {
-  if (backend != "cpp") return "backward runs through LibTorch autograd (--backend " + backend + ")";
+  if (backend == "eager") return "backward runs through LibTorch autograd (--backend eager)";
   int compiled = 0, total = 0;
   std::string why;
   for (const auto& f : m.frames()) {

@@ -16,6 +16,7 @@
 #   GPU_CHECK_TARGETS="tcprof fuzz_graphs compiler_tests"
 #                                       build only these (with a matching GPU_CHECK_CTEST_REGEX)
 #   GPU_CHECK_FUZZ=2000                 fuzz_graphs cases on the device (GPU_CHECK_FUZZ_SEED: the seed)
+#   GPU_CHECK_FUZZ_BACKWARD=200         fuzz_graphs --backward cases on the device (the training graphs' gradients)
 #   GPU_CHECK_VISION=1                  also bench the torchvision samples (f32 and bf16) through the cuda backend
 #   GPU_CHECK_TIME_SCALE=8              multiply every step's time limit (a 2-core machine)
 #   GPU_CHECK_BUDGET_S=540              the whole check's time (times the scale): a step that would
@@ -106,8 +107,8 @@ resnet_in='f32[32,3,224,224]'
 db=$out/gpu-check.db
 rm -f "$db"
 gpu_steps=(bench_gpt_cuda bench_gpt_cuda_features_off bench_gpt_cuda_untuned bench_gpt_cuda_launch_sweep bench_gpt_sample_cuda bench_resnet18_cuda bench_resnet18_cuda_conv_epilogues recording_cost_gpt recording_cost_gpt_every_call recording_cost_resnet18 verify_gpt_cuda
-  verify_resnet18_cuda verify_resnet18_cuda_conv_epilogues verify_gpt_cuda_no_graphs run_gpt_full run_resnet18_summary train_gpt bench_train_gpt explain_gpt_cuda
-  bench_vision report fuzz_gpu)
+  verify_resnet18_cuda verify_resnet18_cuda_conv_epilogues verify_gpt_cuda_no_graphs run_gpt_full run_resnet18_summary train_gpt bench_train_gpt bench_train_gpt_cuda explain_gpt_cuda
+  bench_vision report fuzz_gpu fuzz_gpu_backward)
 if [[ $built -ne 0 ]]; then
   for s in "${gpu_steps[@]}"; do skip "$s" "no build (see the configure and build steps)"; done
 elif [[ $has_gpu != 1 ]]; then
@@ -152,6 +153,8 @@ else
     --optimizer adam --lr 1e-3 --steps 20 --device cuda --amp bf16 --db '$db' --json > '$out/train_gpt.json'"
   # The optimizer step: torch::optim's Adam op by op against the fused step (LibTorch _fused_adam_).
   step bench_train_gpt 120 bash -c "'$tcprof' bench '$models/gpt_gpu_loss.pt' --train --loss model --optimizer adam --input '$gpt_in' --input '$gpt_in' --device cuda --iters 20 --db none --json > '$out/bench_train_gpt.json'"
+  # The same step with the cuda backend's compiled forward and backward graphs (f32).
+  step bench_train_gpt_cuda 120 bash -c "'$tcprof' bench '$models/gpt_gpu_loss.pt' --train --backend cuda --loss model --optimizer adam --input '$gpt_in' --input '$gpt_in' --device cuda --iters 20 --db none --json > '$out/bench_train_gpt_cuda.json'"
   step explain_gpt_cuda 60 bash -c "'$tcprof' explain '$models/gpt_gpu.pt' --input '$gpt_in' --device cuda --backend cuda --iters 3 --db none > '$out/explain_gpt_cuda.txt'"
   # The torchvision samples at batch 32, f32 and bf16 weights, through the cuda backend beside eager
   # (GPU_CHECK_VISION=1; the cuda backend's "never slower than eager").
@@ -185,6 +188,15 @@ else
   export -f fuzz_shard
   export build out fuzz_seed
   step fuzz_gpu 150 bash -c "seq 0 50 $((fuzz_cases - 1)) | xargs -P $(( jobs > 4 ? jobs * 3 / 4 : 1 )) -I{} bash -c 'fuzz_shard {}'"
+  # The gradients of the cuda backend's training graphs on the device (--backward), in shards of 25.
+  fuzz_backward_cases=${GPU_CHECK_FUZZ_BACKWARD:-200}
+  mkdir -p "$out/fuzz_backward"
+  echo "$fuzz_seed" > "$out/fuzz_backward/seed"
+  fuzz_backward_shard() {
+    "$build/bench/fuzz_graphs" --device cuda --backend cuda --backward --seed "$fuzz_seed" --first "$1" --n 25 > "$out/fuzz_backward/shard-$1.log" 2>&1
+  }
+  export -f fuzz_backward_shard
+  step fuzz_gpu_backward 90 bash -c "seq 0 25 $((fuzz_backward_cases - 1)) | xargs -P $(( jobs > 4 ? jobs * 3 / 4 : 1 )) -I{} bash -c 'fuzz_backward_shard {}'"
 fi
 
 # --- ctest last: the GPU steps above are what only this machine can run, and ctest takes what

@@ -110,6 +110,15 @@ def read_timings(out):
         for k in opt.get("kernels") or []:
             step[k["name"] + " alone ms"] = k["ms"]
         timings["gpt_train_step"] = step
+    # The same step with the training graphs compiled by the cuda backend (forward and backward kernels).
+    train_cuda = load(out, "bench_train_gpt_cuda.json")
+    if train_cuda:
+        fb = train_cuda.get("forward_backward") or {}
+        timings["gpt_train_step_cuda_backend"] = {
+            "eager_step_ms": train_cuda.get("eager_ms"), "tcprof_step_ms": train_cuda.get("compiled_ms"),
+            "speedup": train_cuda.get("speedup"), "eager_forward_backward_ms": fb.get("eager_ms"),
+            "tcprof_forward_backward_ms": fb.get("compiled_ms"), "cold_compile_s": train_cuda.get("compile_s"),
+            "warm_start_s": train_cuda.get("warm_compile_s")}
     return timings
 
 
@@ -121,9 +130,9 @@ def read_ctest(out):
     return lines[-1] if lines else ""
 
 
-def read_fuzz(out):
-    """fuzz_graphs --device cuda: the shards' summary lines added up."""
-    shards = sorted(glob.glob(os.path.join(out, "fuzz", "shard-*.log")))
+def read_fuzz(out, folder="fuzz"):
+    """fuzz_graphs --device cuda: the shards' summary lines added up (folder fuzz_backward: --backward)."""
+    shards = sorted(glob.glob(os.path.join(out, folder, "shard-*.log")))
     if not shards:
         return None
     fuzz = {"shards": len(shards), "shards_finished": 0, "cases": 0, "mismatches": 0, "errors": 0, "invalid": 0}
@@ -134,7 +143,7 @@ def read_fuzz(out):
                 fuzz["shards_finished"] += 1
                 for key, value in zip(("cases", "mismatches", "errors", "invalid"), m.groups()):
                     fuzz[key] += int(value)
-    seed_file = os.path.join(out, "fuzz", "seed")
+    seed_file = os.path.join(out, folder, "seed")
     if os.path.exists(seed_file):
         fuzz["seed"] = open(seed_file).read().strip()
     return fuzz
@@ -217,10 +226,11 @@ def write_text(f, summary):
         f.write(f"ctest: {summary['ctest']}\n")
     for s in summary["steps"]:
         f.write(f"  {s['step']:<36} {s['status']:<44} {s['seconds']:>4} s\n")
-    fuzz = summary["fuzz_gpu"]
-    if fuzz:
-        f.write("fuzz_graphs --device cuda (seed {seed}): {cases} cases in {shards_finished} of {shards} shards, "
-                "{mismatches} mismatches, {errors} errors, {invalid} invalid\n".format(**{"seed": "?", **fuzz}))
+    for key, flags in (("fuzz_gpu", ""), ("fuzz_gpu_backward", " --backward")):
+        fuzz = summary.get(key)
+        if fuzz:
+            f.write("fuzz_graphs --device cuda{flags} (seed {seed}): {cases} cases in {shards_finished} of {shards} shards, "
+                    "{mismatches} mismatches, {errors} errors, {invalid} invalid\n".format(**{"seed": "?", "flags": flags, **fuzz}))
     for model, row in summary["timings"].items():
         if model == "vision":
             for name, v in row.items():
@@ -246,6 +256,7 @@ def main(argv):
     fuzz = read_fuzz(out)
     summary = {"torch": torch_version, "cuda": torch_cuda, "gpu": gpu, "seconds": int(seconds),
                "ctest": read_ctest(out), "steps": read_steps(out), "timings": timings, "fuzz_gpu": fuzz,
+               "fuzz_gpu_backward": read_fuzz(out, "fuzz_backward"),
                "targets": check_targets(timings, fuzz, vision_samples(out))}
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)

@@ -59,7 +59,9 @@ bool perturb(c10::IValue& v) {
   return false;
 }
 
-// The case's inputs on the device under test (made on the CPU first: every device sees the same values).
+}  // namespace
+
+
 std::vector<c10::IValue> on_device(std::vector<c10::IValue> values, const c10::Device& device) {
   if (device.is_cpu()) return values;
   for (auto& v : values) {
@@ -68,13 +70,13 @@ std::vector<c10::IValue> on_device(std::vector<c10::IValue> values, const c10::D
   return values;
 }
 
-// An output brought to the CPU for the verdict, which compares with the CPU's f64 oracle.
 c10::IValue on_cpu(const c10::IValue& v) {
   return map_tensors(v, [](const at::Tensor& t) { return t.defined() ? t.cpu() : t; });
 }
 
-}  // namespace
-
+std::string backend_flags(const CheckOptions& options) {
+  return (options.backend == "cpp" ? "" : " --backend " + options.backend) + (options.device == "cpu" ? "" : " --device " + options.device);
+}
 
 const char* status_name(CaseOutcome::Status status) {
   switch (status) {
@@ -101,7 +103,8 @@ CaseOutcome check_case(const FuzzCase& c, const CheckOptions& options) {
     if (status != CaseOutcome::Status::Pass) {
       out.report = fmt::format("{}: {}\n", status_name(status), problem);
       if (c.name.empty()) {
-        out.report += fmt::format("reproduce: fuzz_graphs --case {}{}\n", c.seed, c.known_bug_patterns ? "" : " --avoid-known-bugs");
+        out.report += fmt::format("reproduce: fuzz_graphs --case {}{}{}\n", c.seed, c.known_bug_patterns ? "" : " --avoid-known-bugs",
+                                  backend_flags(options));
       }
       out.report += describe_case(c);
       if (compiled) out.report += describe_program(*compiled);

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <ATen/core/ivalue.h>
 
@@ -57,6 +58,14 @@ struct CaseOutcome {
   std::map<std::string, int> fallback_ops;  // ops the backend left to LibTorch (not by design)
 };
 const char* status_name(CaseOutcome::Status status);
+
+// The case's inputs on the device under test (made on the CPU first: every device sees the same
+// values), and a result brought back to the CPU for the verdict, which compares with the CPU's f64
+// oracle.
+std::vector<c10::IValue> on_device(std::vector<c10::IValue> values, const c10::Device& device);
+c10::IValue on_cpu(const c10::IValue& v);
+// " --backend cuda --device cuda" for a reproduce line: what the options test beyond the defaults.
+std::string backend_flags(const CheckOptions& options);
 
 // Never throws for problems of the case itself: they are the outcome. With options.gradients, the
 // gradient check below.

@@ -1,4 +1,4 @@
-// fuzz_graphs: the randomized differential tester of the cpp backend (graph_fuzzer.h).
+// fuzz_graphs: the randomized differential tester of the cpp and cuda backends (graph_fuzzer.h).
 //   fuzz_graphs [--n N] [--seed S] [--verbose] [--keep-failures DIR]   N random cases from seed S
 //   fuzz_graphs --first K --n N --seed S                                 cases K .. K+N-1 of that run: shards
 //                                                                        of a long run over processes
@@ -13,6 +13,8 @@
 // (with --conv, the layout pass's channel ops on convolution chains). --device cuda (with --backend
 // cuda) runs each case's module, inputs and generated kernels on the GPU against eager LibTorch there;
 // its cases run in this process (CUDA does not survive fork): shard a long run with --first.
+// --backward compares gradients through the backend's compiled training graphs (cpp or cuda, on
+// the CPU or with --device cuda on the GPU) with LibTorch's autograd (gradient_check.cpp).
 // Prints a summary line; exits 1 when a compiled result differs from eager (a mismatch) or the
 // compiled module fails where eager does not (an error), 2 on a usage error.
 #include <cstdlib>
@@ -98,10 +100,6 @@ int main(int argc, char** argv) {
       std::cerr << "fuzz_graphs: unknown argument '" << arg << "'\n" << kUsage;
       return 2;
     }
-  }
-  if (options.gradients && options.backend == "cuda") {
-    std::cerr << "fuzz_graphs: --backward checks compiled backward graphs, which the cuda backend does not build yet\n";
-    return 2;
   }
   if (options.device == "cuda") {
     if (options.backend != "cuda") {

@@ -1,6 +1,6 @@
 // The gradient check (fuzz_graphs --backward): the case's module with every float parameter and
-// input requiring grad, run compiled (the cpp backend's training graphs, compiler/autodiff) and
-// eagerly, and the gradients of one random scalar loss, sum(out * w) over the float outputs,
+// input requiring grad, run compiled (the backend's training graphs, compiler/autodiff) and
+// eagerly (both on the device under test), and the gradients of one random scalar loss, sum(out * w) over the float outputs,
 // compared as outputs are (differential_check.h: the same tolerance, and LibTorch autograd in
 // f64 as the oracle). A graph the compiled backward does not cover runs through LibTorch and
 // passes trivially; the summary counts why (fallback_ops "no_backward(...)").
@@ -57,7 +57,7 @@ at::Tensor loss_of(const c10::IValue& result, uint64_t seed, uint64_t draw = 0) 
       at::Tensor sign = at::randint(0, 2, o.sizes(), draw_gen, at::TensorOptions().dtype(at::kDouble)) * 2 - 1;
       w = (w.to(at::kFloat).to(at::kDouble) * (1 + std::numeric_limits<float>::epsilon() * sign)).to(at::kFloat);
     }
-    w = w.to(o.scalar_type());
+    w = w.to(o.device(), o.scalar_type());
     if (!o.requires_grad()) continue;
     at::Tensor term = (o * w).sum();
     loss = loss.defined() ? loss + term : term;
@@ -74,11 +74,13 @@ bool all_finite(const c10::IValue& result) {
   return true;
 }
 
-// Every gradient of one run: the parameters', then the float inputs'; zeros where autograd
-// left none (nothing reached it).
+// Every gradient of one run, on the CPU: the parameters', then the float inputs'; zeros where
+// autograd left none (nothing reached it).
 std::vector<at::Tensor> gradients(const std::vector<at::Tensor>& params, const std::vector<c10::IValue>& inputs) {
   std::vector<at::Tensor> g;
-  auto take = [&](const at::Tensor& t) { g.push_back(t.grad().defined() ? t.grad().clone() : at::zeros_like(t)); };
+  auto take = [&](const at::Tensor& t) {
+    g.push_back(t.grad().defined() ? t.grad().cpu().clone() : at::zeros_like(t, t.options().device(at::kCPU)));
+  };
   for (const auto& p : params) take(p);
   for (const auto& v : inputs) {
     if (v.toTensor().requires_grad()) take(v.toTensor());
@@ -155,7 +157,7 @@ CaseOutcome check_case_gradients(const FuzzCase& c, const CheckOptions& options)
     }
     if (status != CaseOutcome::Status::Pass) {
       out.report = fmt::format("{} (gradients): {}\n", status_name(status), problem);
-      if (c.name.empty()) out.report += fmt::format("reproduce: fuzz_graphs --backward --case {}\n", c.seed);
+      if (c.name.empty()) out.report += fmt::format("reproduce: fuzz_graphs --backward --case {}{}\n", c.seed, backend_flags(options));
       out.report += describe_case(c);
       if (compiled) out.report += describe_program(*compiled);
     }
@@ -170,10 +172,15 @@ CaseOutcome check_case_gradients(const FuzzCase& c, const CheckOptions& options)
     return finish(CaseOutcome::Status::Invalid, fmt::format("TorchScript rejects the module: {}", e.what()), nullptr);
   }
   LoadedModel model = load_model(archive), reference = load_model(archive), oracle = load_oracle(c, archive);
+  const c10::Device device(options.device);
+  if (!device.is_cpu()) {
+    model.module.to(device);
+    reference.module.to(device);
+  }
   std::vector<at::Tensor> compiled_params = trainable(model), eager_params = trainable(reference),
                           oracle_params = trainable(oracle);
   CompileOptions compile;
-  compile.backend = "cpp";
+  compile.backend = options.backend;
   compile.strict = true;
   compile.fullgraph = true;
   CompiledModule compiled(model, compile, nullptr);
@@ -188,7 +195,7 @@ CaseOutcome check_case_gradients(const FuzzCase& c, const CheckOptions& options)
       clear_grads(eager_params);
       std::vector<c10::IValue> raw = make_inputs(c, -1, k);
       if (draw > 0) perturb_by_an_ulp(raw, weights_seed * 131 + draw);
-      std::vector<c10::IValue> eager_in = requiring_grad(std::move(raw), false);
+      std::vector<c10::IValue> eager_in = requiring_grad(on_device(std::move(raw), device), false);
       c10::IValue result = eager.call_eager(eager_in);
       if (draw == 0) eager_out = result;
       at::Tensor eager_loss = loss_of(result, weights_seed, draw);
@@ -204,7 +211,7 @@ CaseOutcome check_case_gradients(const FuzzCase& c, const CheckOptions& options)
       return finish(CaseOutcome::Status::Invalid, fmt::format("eager fails on {}{}", where, e.what()), &compiled);
     }
     clear_grads(compiled_params);
-    std::vector<c10::IValue> compiled_in = requiring_grad(make_inputs(c, -1, k), false);
+    std::vector<c10::IValue> compiled_in = requiring_grad(on_device(make_inputs(c, -1, k), device), false);
     try {
       at::Tensor loss = loss_of(compiled.call(compiled_in), weights_seed);
       if (!loss.defined()) return finish(CaseOutcome::Status::Mismatch, where + "the compiled outputs need no gradient", &compiled);

@@ -13,9 +13,11 @@
 #include <ATen/core/grad_mode.h>
 #include <fmt/format.h>
 #include <torch/csrc/autograd/variable.h>
+#include <torch/cuda.h>
 
 #include "compiler/autodiff/derivative_rules.h"
 #include "compiler/backends/cpp/run/onednn_gemm.h"
+#include "compiler/toolchain/nvrtc_compiler.h"
 #include "compiler/torch_compat_autograd.h"
 #include "tests/compiler/compiler_test_support.h"
 #include "tests/test_support.h"
@@ -218,11 +220,12 @@ TEST(DerivativeRuleTable, EveryRuleIsCrossChecked) {
 // A sample compiled (cpp backend, strict) and its eager reference, each with every parameter
 // requiring grad.
 struct TrainedPair {
-  explicit TrainedPair(const std::string& model, at::ScalarType dtype = at::kFloat)
-      : compiled(load_model(sample(model)), strict_cpp(), nullptr), reference(load_model(sample(model)), strict_cpp(), nullptr) {
+  explicit TrainedPair(const std::string& model, at::ScalarType dtype = at::kFloat, const CompileOptions& options = strict_cpp(),
+                       c10::Device device = c10::kCPU)
+      : compiled(load_model(sample(model)), options, nullptr), reference(load_model(sample(model)), options, nullptr) {
     for (const CompiledModule* side : {&compiled, &reference}) {
       torch::jit::Module module = side->model().module;  // a handle: converts the loaded module itself
-      module.to(dtype);
+      module.to(device, dtype);
     }
     for (auto p : compiled.model().module.parameters()) pc.push_back(p.set_requires_grad(true));
     for (auto p : reference.model().module.parameters()) pr.push_back(p.set_requires_grad(true));
@@ -277,20 +280,27 @@ TEST(DerivativeRuleEdges, ZerosBoundsAndNaNsGetLibTorchsGradients) {
 // last dimension): losses equal, and every parameter gradient within the tolerance of compiled code
 // relative to the gradient's scale, step after step (the parameters move between them, the same on
 // both sides). An f64 input spec converts the module to f64 and tightens the tolerances.
-// `report`: where to copy the compile's report.
+// `report`: where to copy the compile's report. `options` (the backend) and `device`: where the
+// module, its inputs and its compiled graphs run.
 void expect_training_matches(const std::string& model, const std::string& input, int64_t classes, int64_t steps,
-                             CompileReport* report = nullptr) {
+                             CompileReport* report = nullptr, const CompileOptions& options = strict_cpp(),
+                             c10::Device device = c10::kCPU) {
   at::AutoGradMode grad(true);
   const bool f64 = input.rfind("f64", 0) == 0;
-  TrainedPair pair(model, f64 ? at::kDouble : at::kFloat);
+  TrainedPair pair(model, f64 ? at::kDouble : at::kFloat, options, device);
   CompiledModule& compiled = pair.compiled;
-  compiled.call(testing::inputs_for({input}, 99));  // captures; the compiled graphs answer from here on
+  auto inputs_on_device = [&](int64_t call) {
+    std::vector<c10::IValue> in = testing::inputs_for({input}, call);
+    for (auto& v : in) v = v.toTensor().to(device);
+    return in;
+  };
+  compiled.call(inputs_on_device(99));  // captures; the compiled graphs answer from here on
   for (int64_t step = 0; step < steps; ++step) {
     SCOPED_TRACE(fmt::format("{} step {}", model, step));
-    auto in = testing::inputs_for({input}, step);
+    auto in = inputs_on_device(step);
     at::Tensor out_c = compiled.call(in).toTensor(), out_r = pair.reference.call_eager(in).toTensor();
     EXPECT_EQ(out_c.grad_fn()->name(), "tcprof::CompiledBackward");
-    at::Tensor target = at::randint(0, classes, {out_r.numel() / classes}, at::kLong);
+    at::Tensor target = at::randint(0, classes, {out_r.numel() / classes}, at::kLong).to(device);
     at::Tensor lc = at::cross_entropy_loss(out_c.reshape({-1, classes}), target);
     at::Tensor lr = at::cross_entropy_loss(out_r.reshape({-1, classes}), target);
     EXPECT_NEAR(lc.item<double>(), lr.item<double>(), (f64 ? 1e-9 : 1e-4) * std::abs(lr.item<double>()));
@@ -342,6 +352,39 @@ TEST(CompiledTraining, GptSampleMatchesEagerWithItsGemmsThroughOnednn) {
   EXPECT_GE(mm, 5) << r.ir;      // the weight gradients
 }
 TEST(CompiledTraining, CnnSampleMatchesEagerOverSteps) { expect_training_matches("cnn", "f32[4,3,32,32]", 10, 3); }
+
+// The cuda backend trains through the same joint graph and partition (backends/compile_training.h):
+// the forward and the backward each become CUDA kernels, NVRTC-compiled for sm_90 and run here in
+// emulation. Column sums (a bias's gradient) stay LibTorch's on this backend.
+void expect_cuda_training_matches(const std::string& model, const std::string& input, int64_t classes) {
+  CompileReport r;
+  expect_training_matches(model, input, classes, 2, &r, testing::strict_cuda());
+  ASSERT_TRUE(r.training.has_value());
+  EXPECT_GT(r.training->forward_kernels, 0) << r.ir;
+  EXPECT_GT(r.training->backward_kernels, 0) << r.ir;
+  EXPECT_NE(r.code.find("extern \"C\" __global__"), std::string::npos);
+  // Both parts were built for the device as well: each part's header names its CUBIN.
+  size_t cubins = 0;
+  for (size_t at = r.ir.find("CUBIN for sm_90"); at != std::string::npos; at = r.ir.find("CUBIN for sm_90", at + 1)) ++cubins;
+  if (NvrtcCompiler::available()) EXPECT_EQ(cubins, 2u) << r.ir;
+}
+TEST(CompiledTraining, GptSampleMatchesEagerOverStepsOnTheCudaBackend) {
+  expect_cuda_training_matches("gpt_tiny", "i64[2,16](0,512)", 512);
+}
+TEST(CompiledTraining, CnnSampleMatchesEagerOverStepsOnTheCudaBackend) {
+  expect_cuda_training_matches("cnn", "f32[4,3,32,32]", 10);
+}
+// On a GPU the same graphs run from their CUBIN, and never as a replayed CUDA graph: a replay would
+// copy every parameter in and every saved activation out, each step.
+TEST(CompiledTraining, OnAGpuTheCudaBackendsTrainingGraphsMatchEagerThereAndAreNotReplayed) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device (the emulation tests above cover the code)";
+  CompileOptions o = testing::strict_cuda();
+  o.cuda_arch.clear();  // the device's own
+  CompileReport r;
+  expect_training_matches("gpt_tiny", "i64[2,16](0,512)", 512, 3, &r, o, c10::Device(c10::kCUDA, 0));
+  EXPECT_NE(r.ir.find("CUDA graphs: not used for training graphs"), std::string::npos) << r.ir;
+  EXPECT_EQ(r.ir.find("replayed as a CUDA graph"), std::string::npos) << r.ir;
+}
 // The torchvision models train in f64. In f32 their gradients at batch 1 are ill-conditioned: where
 // rounding moves a value across a kink of ReLU, ReLU6 or max pooling, a whole gradient element
 // changes, and at 7x7 or 14x14 one element is 1/49 or 1/196 of a channel's gradient. PyTorch 1.13

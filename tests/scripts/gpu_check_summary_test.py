@@ -58,6 +58,11 @@ class FromWhatTcprofWrites(unittest.TestCase):
                 "recording_cost_gpt.json")
             run([FUZZ_GRAPHS, "--seed", "7", "--n", "1"], "fuzz/shard-0.log")
             write(out, "fuzz/seed", "7\n")
+            # The training step with the cuda backend's forward and backward (in emulation here).
+            train = json.loads(run([TCPROF, "bench", MODEL, "--train", "--backend", "cuda", "--input", INPUT, "--target", INPUT,
+                                    "--loss", "cross_entropy", "--optimizer", "adam", "--iters", "1", "--db", "none", "--json"],
+                                   "bench_train_gpt_cuda.json"))
+            run([FUZZ_GRAPHS, "--backend", "cuda", "--backward", "--seed", "7", "--n", "1"], "fuzz_backward/shard-0.log")
             write(out, "steps.tsv", "build\tpassed\t120\nbench_resnet18_cuda\tskipped: no CUDA device\t0\n")
             summary, text = summarize(out)
 
@@ -71,6 +76,14 @@ class FromWhatTcprofWrites(unittest.TestCase):
         fuzz = target(summary, "fuzz_graphs")
         self.assertEqual(fuzz["measured"], "1 cases, 0 mismatches, 0 errors")
         self.assertEqual(fuzz["verdict"], "not met", "one case is not the 2,000 the target asks")
+        step = summary["timings"]["gpt_train_step_cuda_backend"]
+        self.assertEqual(step["tcprof_step_ms"], train["compiled_ms"])
+        self.assertEqual(step["tcprof_forward_backward_ms"], train["forward_backward"]["compiled_ms"])
+        self.assertEqual(step["warm_start_s"], train["warm_compile_s"])
+        self.assertEqual(summary["fuzz_gpu_backward"]["cases"], 1)
+        self.assertEqual(summary["fuzz_gpu_backward"]["mismatches"], 0)
+        self.assertIn("fuzz_graphs --device cuda --backward (seed ?): 1 cases in 1 of 1 shards", text)
+        self.assertIn("gpt_train_step_cuda_backend: eager_step_ms", text)
         # What no step measured is said so, never counted as met.
         for words in ("ResNet18 b32: the cuda backend", "GPT 8x256: faster than torch.compile", "torchvision", "fused Adam"):
             self.assertEqual(target(summary, words)["verdict"], "not measured", words)

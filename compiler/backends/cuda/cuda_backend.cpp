@@ -15,6 +15,7 @@
 
 #include "compiler/backends/backend.h"
 #include "compiler/backends/compile_steps.h"
+#include "compiler/backends/compile_training.h"
 #include "compiler/backends/cpp/lower/lower_ops.h"
 #include "compiler/backends/cpp/passes/graph_passes.h"
 #include "compiler/backends/cpp/run/program_runner.h"
@@ -143,17 +144,37 @@ class CudaBackend : public Backend {
                                          CpuProfiler* profiler) override {
     CompileReport report;
     const c10::Device device = graph_device(captured, inputs);
-    std::string why_eager = autograd_reason(captured, inputs);
-    if (why_eager.empty()) why_eager = module_state_reason(captured);
-    if (!why_eager.empty()) {
-      report.hints.push_back(hint("autograd", nullptr, "graph runs eagerly: " + why_eager +
-                                                           " (the cuda backend compiles inference graphs)"));
-      return eager(captured, profiler, std::move(report));
-    }
     if (!device.is_cuda() && !device.is_cpu()) {
       report.hints.push_back(hint("no_gpu_codegen", nullptr, fmt::format("graph on {} runs eagerly through LibTorch", device.str())));
       return eager(captured, profiler, std::move(report));
     }
+    std::string why_eager = autograd_reason(captured, inputs);
+    const std::string state = module_state_reason(captured);
+    if (!why_eager.empty() && state.empty()) {
+      // Training: the forward and the backward from the joint graph, each compiled below as an
+      // inference graph is, run under autograd (compile_training.h).
+      std::string why_not;
+      auto inference = [this, profiler](const CapturedGraph& part, const std::vector<c10::IValue>& in) {
+        return std::shared_ptr<CompiledGraph>(compile_inference(part, in, profiler, /*training_part=*/true));
+      };
+      if (auto trained = compile_training(captured, inputs, device.type(), inference, &why_not)) return trained;
+      why_eager = eager_training_reason(why_eager, why_not);
+    }
+    if (!why_eager.empty() || !state.empty()) {
+      report.hints.push_back(hint("autograd", nullptr, "graph runs eagerly: " + (state.empty() ? why_eager : state)));
+      return eager(captured, profiler, std::move(report));
+    }
+    return compile_inference(captured, inputs, profiler, /*training_part=*/false);
+  }
+
+ private:
+  // One inference graph, or one of a training graph's two (`training_part`: those are never
+  // replayed as CUDA graphs, because a replay copies its inputs in and its outputs out, and theirs
+  // are every parameter and every value the backward saves, each step).
+  std::unique_ptr<CompiledGraph> compile_inference(const CapturedGraph& captured, const std::vector<c10::IValue>& inputs,
+                                                   CpuProfiler* profiler, bool training_part) {
+    CompileReport report;
+    const c10::Device device = graph_device(captured, inputs);
     Phases phase(report);
     // 1. Decompose: the same passes as the cpp backend.
     phase.begin("decompose");
@@ -275,6 +296,7 @@ class CudaBackend : public Backend {
     std::string why_not;
     const bool writes_outside = writes_outside_graph(g);
     if (!device.is_cuda()) replay = "CUDA graphs: on a GPU only";
+    else if (options_.graphs && training_part) replay = "CUDA graphs: not used for training graphs (a replay would copy every parameter in and every saved value out, each step)";
     else if (options_.graphs && writes_outside) replay = "CUDA graphs: not used (the graph writes to its inputs or weights, which a replay would not)";
     else if (options_.graphs && cuda_graphs_available(&why_not)) replay = "replayed as a CUDA graph from the second call";
     else if (options_.graphs) replay = "CUDA graphs: not available (" + why_not + ")";
@@ -286,11 +308,10 @@ class CudaBackend : public Backend {
     auto runner = std::make_shared<ProgramRunner>(std::move(g), std::move(program), std::move(library), std::move(calls),
                                                   std::vector<KernelFn>{}, profiler, device);
     GraphRun run = [runner](const std::vector<c10::IValue>& in, int64_t id) { return runner->run(in, id); };
-    if (device.is_cuda() && options_.graphs && !writes_outside) run = replay_as_cuda_graph(std::move(run), captured.step_prefix.empty() ? "forward" : captured.step_prefix, profiler);
+    if (device.is_cuda() && options_.graphs && !writes_outside && !training_part) run = replay_as_cuda_graph(std::move(run), captured.step_prefix.empty() ? "forward" : captured.step_prefix, profiler);
     return std::make_unique<ReportedGraph>(std::move(run), std::move(report));
   }
 
- private:
   static std::vector<KernelCall> emulated_calls(const CudaUnit& unit, const LoadedLibrary& library, const LaunchLimits& limits,
                                                 const std::shared_ptr<LaunchTuner>& tuner, bool widest_fastest) {
     using EmulateFn = void (*)(const void*, unsigned, unsigned);
