@@ -1,8 +1,8 @@
 // `tcprof train MODEL --input ... (--target SPEC --loss mse|cross_entropy | --loss model) --optimizer sgd|adam|adamw`:
 // trains on seeded synthetic data through the compiled module and records every step (duration,
-// loss) next to the breaks, recompiles and kernels the forward passes produce. Under the cpp backend
-// each graph's forward and backward are compiled (compiler/autodiff) where every op has a
-// derivative rule; other graphs run through LibTorch, with an `autograd` hint saying why.
+// loss) next to the breaks, recompiles and kernels the forward passes produce. Under the cpp and
+// cuda backends each graph's forward and backward are compiled (compiler/autodiff) where every op
+// has a derivative rule; other graphs run through LibTorch, with an `autograd` hint saying why.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>

@@ -1,6 +1,6 @@
 // The parts of a training step that `tcprof train` and `tcprof bench --train` share, so both
 // measure the same step: the loss on a seeded synthetic target and the optimizer step (one fused
-// kernel under the cpp backend, torch::optim otherwise).
+// kernel under the cpp and cuda backends, torch::optim under eager).
 #pragma once
 #include <cstdint>
 #include <functional>

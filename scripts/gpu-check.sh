@@ -31,8 +31,8 @@ build=${GPU_CHECK_BUILD:-/tmp/tcprof-gpu-check}
 jobs=$(nproc)
 # A reused OUT keeps nothing of an earlier check: a step skipped now must not leave its old figures
 # for the summary to judge.
-rm -rf "$out/logs" "$out/models" "$out/vision" "$out/fuzz" "$out"/bench_*.json "$out"/recording_cost_*.json \
-  "$out"/run_*.json "$out/train_gpt.json" "$out"/report*.txt "$out/report.json" "$out"/explain_*.txt "$out"/summary.*
+rm -rf "$out/logs" "$out/models" "$out/vision" "$out/fuzz" "$out/fuzz_backward" "$out"/bench_*.json "$out"/recording_cost_*.json \
+  "$out"/run_*.json "$out"/train_gpt*.json "$out"/report*.txt "$out/report.json" "$out"/explain_*.txt "$out"/summary.*
 mkdir -p "$out/logs"
 : > "$out/steps.tsv"
 started=$SECONDS
@@ -107,7 +107,7 @@ resnet_in='f32[32,3,224,224]'
 db=$out/gpu-check.db
 rm -f "$db"
 gpu_steps=(bench_gpt_cuda bench_gpt_cuda_features_off bench_gpt_cuda_untuned bench_gpt_cuda_launch_sweep bench_gpt_sample_cuda bench_resnet18_cuda bench_resnet18_cuda_conv_epilogues recording_cost_gpt recording_cost_gpt_every_call recording_cost_resnet18 verify_gpt_cuda
-  verify_resnet18_cuda verify_resnet18_cuda_conv_epilogues verify_gpt_cuda_no_graphs run_gpt_full run_resnet18_summary train_gpt bench_train_gpt bench_train_gpt_cuda explain_gpt_cuda
+  verify_resnet18_cuda verify_resnet18_cuda_conv_epilogues verify_gpt_cuda_no_graphs run_gpt_full run_resnet18_summary train_gpt train_gpt_cuda bench_train_gpt bench_train_gpt_cuda explain_gpt_cuda
   bench_vision report fuzz_gpu fuzz_gpu_backward)
 if [[ $built -ne 0 ]]; then
   for s in "${gpu_steps[@]}"; do skip "$s" "no build (see the configure and build steps)"; done
@@ -151,6 +151,10 @@ else
   step run_resnet18_summary 60 bash -c "'$tcprof' run '$models/resnet18.pt' --input '$resnet_in' --device cuda --backend cuda --iters 20 --db '$db' --json > '$out/run_resnet18_summary.json'"
   step train_gpt 90 bash -c "'$tcprof' train '$models/gpt_gpu_loss.pt' --input '$gpt_in' --input '$gpt_in' --loss model \
     --optimizer adam --lr 1e-3 --steps 20 --device cuda --amp bf16 --db '$db' --json > '$out/train_gpt.json'"
+  # Recorded f32 training through the cuda backend: its compiled backward runs on autograd's device
+  # thread and records through the call's profiler.
+  step train_gpt_cuda 90 bash -c "'$tcprof' train '$models/gpt_gpu_loss.pt' --input '$gpt_in' --input '$gpt_in' --loss model \
+    --optimizer adam --lr 1e-3 --steps 10 --device cuda --backend cuda --profile full --db '$db' --json > '$out/train_gpt_cuda.json'"
   # The optimizer step: torch::optim's Adam op by op against the fused step (LibTorch _fused_adam_).
   step bench_train_gpt 120 bash -c "'$tcprof' bench '$models/gpt_gpu_loss.pt' --train --loss model --optimizer adam --input '$gpt_in' --input '$gpt_in' --device cuda --iters 20 --db none --json > '$out/bench_train_gpt.json'"
   # The same step with the cuda backend's compiled forward and backward graphs (f32).
@@ -196,7 +200,7 @@ else
     "$build/bench/fuzz_graphs" --device cuda --backend cuda --backward --seed "$fuzz_seed" --first "$1" --n 25 > "$out/fuzz_backward/shard-$1.log" 2>&1
   }
   export -f fuzz_backward_shard
-  step fuzz_gpu_backward 90 bash -c "seq 0 25 $((fuzz_backward_cases - 1)) | xargs -P $(( jobs > 4 ? jobs * 3 / 4 : 1 )) -I{} bash -c 'fuzz_backward_shard {}'"
+  step fuzz_gpu_backward 120 bash -c "seq 0 25 $((fuzz_backward_cases - 1)) | xargs -P $(( jobs > 4 ? jobs * 3 / 4 : 1 )) -I{} bash -c 'fuzz_backward_shard {}'"
 fi
 
 # --- ctest last: the GPU steps above are what only this machine can run, and ctest takes what

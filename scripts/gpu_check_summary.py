@@ -143,6 +143,10 @@ def read_fuzz(out, folder="fuzz"):
                 fuzz["shards_finished"] += 1
                 for key, value in zip(("cases", "mismatches", "errors", "invalid"), m.groups()):
                     fuzz[key] += int(value)
+                # --backward: how many cases ran a compiled backward (the rest fell back to LibTorch's).
+                g = re.search(r"gradients: (\d+) cases through a compiled backward", line)
+                if g:
+                    fuzz["compiled_backward_cases"] = fuzz.get("compiled_backward_cases", 0) + int(g.group(1))
     seed_file = os.path.join(out, folder, "seed")
     if os.path.exists(seed_file):
         fuzz["seed"] = open(seed_file).read().strip()
@@ -229,8 +233,10 @@ def write_text(f, summary):
     for key, flags in (("fuzz_gpu", ""), ("fuzz_gpu_backward", " --backward")):
         fuzz = summary.get(key)
         if fuzz:
+            through = f", {fuzz['compiled_backward_cases']} through a compiled backward" if "compiled_backward_cases" in fuzz else ""
             f.write("fuzz_graphs --device cuda{flags} (seed {seed}): {cases} cases in {shards_finished} of {shards} shards, "
-                    "{mismatches} mismatches, {errors} errors, {invalid} invalid\n".format(**{"seed": "?", "flags": flags, **fuzz}))
+                    "{mismatches} mismatches, {errors} errors, {invalid} invalid".format(**{"seed": "?", "flags": flags, **fuzz}) +
+                    through + "\n")
     for model, row in summary["timings"].items():
         if model == "vision":
             for name, v in row.items():

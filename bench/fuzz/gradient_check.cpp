@@ -157,7 +157,8 @@ CaseOutcome check_case_gradients(const FuzzCase& c, const CheckOptions& options)
     }
     if (status != CaseOutcome::Status::Pass) {
       out.report = fmt::format("{} (gradients): {}\n", status_name(status), problem);
-      if (c.name.empty()) out.report += fmt::format("reproduce: fuzz_graphs --backward --case {}{}\n", c.seed, backend_flags(options));
+      if (c.name.empty()) out.report += fmt::format("reproduce: fuzz_graphs --backward --case {}{}{}\n", c.seed,
+                                              c.known_bug_patterns ? "" : " --avoid-known-bugs", backend_flags(options));
       out.report += describe_case(c);
       if (compiled) out.report += describe_program(*compiled);
     }

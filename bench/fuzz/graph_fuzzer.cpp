@@ -51,7 +51,7 @@ void keep_failure(const std::string& dir, const FuzzCase& c, const CaseOutcome& 
 
 // What to print if the backend crashes the process: the case and how to run it again. Written
 // before each case, read by the signal handler (which may only write() a ready buffer).
-char g_crash_note[256] = "";
+char g_crash_note[384] = "";
 
 extern "C" void report_crash(int sig) {
   ssize_t ignored = ::write(STDERR_FILENO, g_crash_note, std::strlen(g_crash_note));
@@ -60,11 +60,11 @@ extern "C" void report_crash(int sig) {
   std::raise(sig);
 }
 
-void set_crash_note(size_t index, uint64_t seed, bool known_bug_patterns) {
+// `flags`: the options the case needs again (--backward, the generator's, the backend's).
+void set_crash_note(size_t index, uint64_t seed, const std::string& flags) {
   std::snprintf(g_crash_note, sizeof g_crash_note,
                 "\nfuzz_graphs: the process crashed in case %zu (seed %llu); reproduce: fuzz_graphs --case %llu%s\n",
-                index, static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed),
-                known_bug_patterns ? "" : " --avoid-known-bugs");
+                index, static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed), flags.c_str());
 }
 
 // Runs `work` in a child process and returns what it returned. The parent only forks and reads:
@@ -326,8 +326,15 @@ FuzzSummary run_fuzz(const FuzzOptions& options) {
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, report_crash);
   GeneratorOptions generator = options.generator;
   generator.differentiable = generator.differentiable || options.gradients;  // cases whose gradients are checked
+  CheckOptions device_options;
+  device_options.backend = options.backend;
+  device_options.device = options.device;
+  const std::string crash_flags = std::string(options.gradients ? " --backward" : "") +
+                                  (options.generator.known_bug_patterns ? "" : " --avoid-known-bugs") +
+                                  (options.generator.convolutions ? " --conv" : "") + (options.generator.pools ? " --pool" : "") +
+                                  (options.generator.attention ? " --attention" : "") + backend_flags(device_options);
   for (size_t i = 0; i < seeds.size(); ++i) {
-    set_crash_note(first + i, seeds[i], options.generator.known_bug_patterns);
+    set_crash_note(first + i, seeds[i], crash_flags);
     if (options.log) options.log->flush();
     FuzzCase c = generate_case(seeds[i], generator);
     if (options.log && !options.case_seeds.empty()) {  // asked for by seed

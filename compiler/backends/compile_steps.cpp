@@ -1,6 +1,7 @@
 #include "compiler/backends/compile_steps.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <ATen/ATen.h>
 
@@ -49,8 +50,9 @@ at::Tensor copy_keeping_layout(const at::Tensor& t) {
 }  // namespace
 
 // Every slot's value for the example inputs: the capture run's, when the frontend kept them, else
-// one run of the graph (inputs cloned and the random generator restored, so that the run changes
-// nothing the user can see).
+// one run of the graph (inputs cloned and the random generators restored, the CPU's and the
+// graph's GPU's, so that the run changes nothing the user can see: a compile on a GPU that drew
+// from its generator would shift every later rand_like and dropout from eager's).
 std::vector<c10::IValue> example_run(const CapturedGraph& g, const std::vector<c10::IValue>& inputs) {
   if (g.capture_values && static_cast<int>(g.capture_values->size()) == g.num_slots) return *g.capture_values;
   std::vector<c10::IValue> slots(static_cast<size_t>(g.num_slots));
@@ -60,6 +62,13 @@ std::vector<c10::IValue> example_run(const CapturedGraph& g, const std::vector<c
   InputBindings bindings(inputs);
   auto gen = at::detail::getDefaultCPUGenerator();
   at::Tensor rng = gen.get_state();
+  const c10::Device device = graph_device(g, inputs);
+  std::optional<at::Generator> device_gen;
+  at::Tensor device_rng;
+  if (device.is_cuda()) {
+    device_gen = at::globalContext().defaultGenerator(device);
+    device_rng = device_gen->get_state();
+  }
   torch::jit::Stack stack;
   for (const auto& op : g.ops) {
     stack.clear();
@@ -68,6 +77,7 @@ std::vector<c10::IValue> example_run(const CapturedGraph& g, const std::vector<c
     for (size_t o = 0; o < op.outputs.size(); ++o) slots[static_cast<size_t>(op.outputs[o])] = std::move(stack[o]);
   }
   gen.set_state(rng);
+  if (device_gen) device_gen->set_state(device_rng);
   return slots;
 }
 

@@ -19,7 +19,9 @@ using InferenceCompile =
     std::function<std::shared_ptr<CompiledGraph>(const CapturedGraph&, const std::vector<c10::IValue>&)>;
 
 // Parameters lifted to inputs, the simplifying passes, the joint graph and its partition, then
-// both graphs through `compile_inference`, with one report for both (the forward's phases, then
+// both graphs through `compile_inference` (on a GPU, autograd runs the backward on its device
+// thread with the forward's profiler, while the calling thread waits in backward()), with one
+// report for both (the forward's phases, then
 // the backward's named backward_<phase>; the IR and code of both). Null, with the reason in
 // `why_not`, when autocast is on for `device` (mixed-precision training runs eagerly), an op has
 // no derivative rule, or the graph is outside what the joint graph handles.

@@ -4,8 +4,10 @@
 // trained a few steps compiled and eagerly with equal losses and gradients.
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <type_traits>
 
@@ -276,6 +278,41 @@ TEST(DerivativeRuleEdges, ZerosBoundsAndNaNsGetLibTorchsGradients) {
   EXPECT_EQ(compiled.frames()[0]->entries[0]->compiled->report().ir.rfind("# training:", 0), 0u);
 }
 
+// hardsigmoid's gradient is generated (the lowering table), with LibTorch's ends: at -3 and 3,
+// infinities and NaN it gives exactly what LibTorch gives, in f64 and f32, on both backends.
+// hardswish's stays LibTorch's op (lower_ops.cpp says why); its gradients match all the same.
+TEST(DerivativeRuleEdges, HardsigmoidsGradientIsGeneratedWithLibTorchsEnds) {
+  at::AutoGradMode grad(true);
+  TempDir dir;
+  const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+  for (const char* op : {"hardswish", "hardsigmoid"}) {
+    for (const CompileOptions& o : {strict_cpp(), testing::strict_cuda()}) {
+      for (at::ScalarType dtype : {at::kDouble, at::kFloat}) {
+        SCOPED_TRACE(fmt::format("{} on the {} backend, {}", op, o.backend, c10::toString(dtype)));
+        RuleCase c{op, {}, {{10}}, nullptr};
+        const std::string source = fmt::format("def forward(self, x):\n  return torch.{}(x) * 3.0\n", op);
+        c.source = source.c_str();
+        CompiledModule compiled(module_for(c, dir), o, nullptr), reference(module_for(c, dir), o, nullptr);
+        auto grad_of = [&](CompiledModule& m, bool eager) {
+          at::Tensor x = at::tensor({nan, -inf, -4.0, -3.0, -2.5, 0.0, 1.25, 3.0, 4.0, inf}, dtype).requires_grad_(true);
+          std::vector<c10::IValue> in{x};
+          (eager ? m.call_eager(in) : m.call(in)).toTensor().sum().backward();
+          return x.grad();
+        };
+        grad_of(compiled, false);  // captures
+        at::Tensor got = grad_of(compiled, false), want = grad_of(reference, true);
+        EXPECT_TRUE(at::equal(got.nan_to_num(7, 8, 9), want.nan_to_num(7, 8, 9))) << "compiled " << got << "\neager " << want;
+        const CompileReport& r = compiled.frames()[0]->entries[0]->compiled->report();
+        ASSERT_TRUE(r.training.has_value()) << r.ir;
+        if (std::string(op) == "hardsigmoid") {
+          for (const auto& h : r.hints) EXPECT_NE(h.op, "aten::hardsigmoid_backward") << h.message;
+          EXPECT_NE(r.ir.find("aten::hardsigmoid_backward"), std::string::npos) << r.ir;
+        }
+      }
+    }
+  }
+}
+
 // A sample trained `steps` SGD steps compiled and through LibTorch (cross-entropy on the output's
 // last dimension): losses equal, and every parameter gradient within the tolerance of compiled code
 // relative to the gradient's scale, step after step (the parameters move between them, the same on
@@ -374,6 +411,38 @@ TEST(CompiledTraining, GptSampleMatchesEagerOverStepsOnTheCudaBackend) {
 TEST(CompiledTraining, CnnSampleMatchesEagerOverStepsOnTheCudaBackend) {
   expect_cuda_training_matches("cnn", "f32[4,3,32,32]", 10);
 }
+// A compile leaves the GPU's random generator where eager's run of the same call leaves it: the
+// example runs a compile makes (a training graph's always runs) put it back, or every rand_like
+// and dropout after a compile on a GPU would draw other numbers than eager's.
+TEST(CompiledTraining, OnAGpuACompileLeavesTheGpusGeneratorWhereEagerLeavesIt) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device (the CPU's generator is restored alike)";
+  at::AutoGradMode grad(true);
+  TempDir dir;
+  torch::jit::Module noisy("Noisy");
+  noisy.register_parameter("w", at::randn({4, 8}), false);
+  noisy.define("def forward(self, x):\n  return x * self.w + torch.rand_like(x)\n");
+  noisy.save(dir.file("noisy.pt"));
+  const c10::Device gpu(c10::kCUDA, 0);
+  auto draw_after_one_call = [&](const std::string& backend) {
+    CompileOptions o = testing::strict_cuda();
+    o.cuda_arch.clear();
+    o.backend = backend;
+    CompiledModule m(load_model(dir.file("noisy.pt")), o, nullptr);
+    torch::jit::Module module = m.model().module;
+    module.to(gpu);
+    for (auto p : module.parameters()) p.set_requires_grad(true);
+    at::Generator gen = at::globalContext().defaultGenerator(gpu);
+    {
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      gen.set_current_seed(3);
+    }
+    m.call({at::ones({4, 8}, at::TensorOptions().device(gpu))});  // cuda: captures and compiles
+    return at::rand({4}, at::TensorOptions().device(gpu)).cpu();
+  };
+  at::Tensor compiled = draw_after_one_call("cuda"), eager = draw_after_one_call("eager");
+  EXPECT_TRUE(at::equal(compiled, eager)) << "after the compile " << compiled << "\nafter eager " << eager;
+}
+
 // On a GPU the same graphs run from their CUBIN, and never as a replayed CUDA graph: a replay would
 // copy every parameter in and every saved activation out, each step.
 TEST(CompiledTraining, OnAGpuTheCudaBackendsTrainingGraphsMatchEagerThereAndAreNotReplayed) {

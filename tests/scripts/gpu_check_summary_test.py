@@ -82,6 +82,8 @@ class FromWhatTcprofWrites(unittest.TestCase):
         self.assertEqual(step["warm_start_s"], train["warm_compile_s"])
         self.assertEqual(summary["fuzz_gpu_backward"]["cases"], 1)
         self.assertEqual(summary["fuzz_gpu_backward"]["mismatches"], 0)
+        self.assertIn("compiled_backward_cases", summary["fuzz_gpu_backward"])
+        self.assertNotIn("compiled_backward_cases", summary["fuzz_gpu"])
         self.assertIn("fuzz_graphs --device cuda --backward (seed ?): 1 cases in 1 of 1 shards", text)
         self.assertIn("gpt_train_step_cuda_backend: eager_step_ms", text)
         # What no step measured is said so, never counted as met.

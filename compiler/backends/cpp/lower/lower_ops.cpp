@@ -138,6 +138,15 @@ int emit_hardswish(const Emitter& e) {
   int x = e.operand(0, e.out);
   return e.bin(ExprOp::Div, e.bin(ExprOp::Mul, x, e.clamp(e.bin(ExprOp::Add, x, e.c(3)), 0.0, 6.0)), e.c(6));
 }
+// g / 6 inside (-3, 3), else 0 (NaN too). LibTorch multiplies by 1/6 rounded to float in every
+// dtype, f64 included. (hardswish_backward stays LibTorch's: at exactly 3 and at NaN, 1.13's CPU
+// kernel answers one way in its vector loop and another in its scalar tail, and 2.x a third.)
+int emit_hardsigmoid_backward(const Emitter& e) {
+  int g = e.operand(0, e.out), x = e.operand(1, e.out);
+  int inside = e.kb.binary(ExprOp::And, ElemType::Bool, e.kb.binary(ExprOp::Gt, ElemType::Bool, x, e.c(-3)),
+                           e.kb.binary(ExprOp::Lt, ElemType::Bool, x, e.c(3)));
+  return e.kb.where(e.out, inside, e.bin(ExprOp::Mul, g, e.c(static_cast<double>(1.0f / 6.0f))), e.c(0));
+}
 int emit_silu(const Emitter& e) {
   int x = e.operand(0, e.out);
   return e.bin(ExprOp::Mul, x, e.un(ExprOp::Sigmoid, x));
@@ -286,6 +295,7 @@ const std::unordered_map<std::string, Entry>& table() {
     pw({"aten::clamp_max", "aten::clamp_max_"}, emit_clamp_max);
     pw({"aten::hardsigmoid", "aten::hardsigmoid_"}, emit_hardsigmoid);
     pw({"aten::hardswish", "aten::hardswish_"}, emit_hardswish);
+    pw({"aten::hardsigmoid_backward"}, emit_hardsigmoid_backward);
     pw({"aten::silu", "aten::silu_"}, emit_silu);
     pw({"aten::gelu"}, emit_gelu);
     pw({"aten::gelu_backward"}, emit_gelu_backward);
