@@ -190,7 +190,11 @@ CudaFusedOptimizer::CudaFusedOptimizer(std::vector<at::Tensor> params, FusedOpti
   } else {
     CudaUnit unit;
     unit.source = source();
-    for (const char* s : {"tcprof_cuda_adam_step", "tcprof_cuda_sgd_step"}) unit.kernels.push_back({s, 0, 0, 1, false});
+    for (const char* s : {"tcprof_cuda_adam_step", "tcprof_cuda_sgd_step"}) {
+      CudaKernelSymbol k;
+      k.symbol = s;
+      unit.kernels.push_back(k);
+    }
     kernel_->library = cuda_emulation_compiler().compile(emulation_source(unit)).library;
     kernel_->emulate = reinterpret_cast<Kernel::EmulateFn>(kernel_->library->symbol(std::string(symbol) + "_emulate"));
     target_ = "emulated";

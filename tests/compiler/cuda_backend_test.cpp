@@ -228,6 +228,45 @@ TEST(CudaBackend, GeluGradientsAreGeneratedOnBothBackends) {
   }
 }
 
+// A sum over the leading dims (a bias's gradient) is a column kernel: the ops computing its operand
+// fused into it and written out on the way, keepdim, a sum over dim 0 alone, a transposed operand,
+// bf16. Few rows sum in one block per 32 columns; many rows are split across blocks and their
+// partial sums added by the finish kernel (emulation splits from 4 rows a split). Each call against
+// eager and bit for bit the same on a second run; no sum left to LibTorch.
+TEST(CudaBackend, ColumnSumsAreKernelsThatSplitTheirRowsAcrossBlocks) {
+  at::NoGradGuard no_grad;
+  testing::TempDir dir;
+  const std::string path = testing::save_scripted(
+      "def forward(self, x, y, t, h):\n"
+      "  g = torch.tanh(x) * y\n"
+      "  return g.sum([0, 1]), (g * x).sum([0, 1], keepdim=True), g, torch.exp(x).sum(0), (t * 2.0).sum(0), (h * h).sum(0)\n",
+      dir.file("columns.pt"));
+  CompiledModule m(load_model(path), strict_cuda(), nullptr);
+  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{1, 5}, {3, 40}, {40, 100}, {7, 33}}) {
+    SCOPED_TRACE(fmt::format("[{}, 2, {}]", rows, cols));
+    const auto in = inputs_for({fmt::format("f32[{},2,{}]", rows, cols), fmt::format("f32[{}]", cols), fmt::format("f32[{},{}]", cols, rows * 2),
+                                fmt::format("bf16[{},{}]", rows * 2, cols)}, rows);
+    std::vector<c10::IValue> transposed = in;
+    transposed[2] = in[2].toTensor().t();  // [rows * 2, cols], columns strided
+    for (int compile = 0; compile < 3; ++compile) m.call(transposed);
+    const c10::IValue first = m.call(transposed), again = m.call(transposed), eager = m.call_eager(transposed);
+    for (size_t o = 0; o < 6; ++o) {
+      const at::Tensor& a = first.toTupleRef().elements()[o].toTensor();
+      const at::Tensor& b = eager.toTupleRef().elements()[o].toTensor();
+      if (o < 5) expect_same_output(a, b);
+      // bf16: eager rounds h * h to bf16 before summing, the kernel sums the float products.
+      else EXPECT_TRUE(at::allclose(a.to(at::kFloat), b.to(at::kFloat), 1.6e-2, 1e-2)) << (a.to(at::kFloat) - b.to(at::kFloat)).abs().max();
+      EXPECT_TRUE(at::equal(a, again.toTupleRef().elements()[o].toTensor())) << o;
+    }
+  }
+  Totals r = totals(m);
+  EXPECT_EQ(r.fallbacks, 0) << r.ir;
+  EXPECT_NE(r.ir.find("column"), std::string::npos) << r.ir;
+  EXPECT_EQ(r.ir.find("extern aten::sum"), std::string::npos) << r.ir;
+  EXPECT_NE(r.code.find("_finish(const tc_params<"), std::string::npos) << r.code.substr(0, 3000);
+  EXPECT_NE(r.code.find("double a0 = 0.0;"), std::string::npos) << "column sums accumulate in double";
+}
+
 // One accumulation rule for every backend (kernel_levels.h): the layer norm's f32 sums in double,
 // softmax's denominator in float.
 TEST(CudaBackend, RowSumsFollowTheAccumulationRule) {
@@ -560,6 +599,36 @@ TEST(CudaLaunch, RowBlocksGrowWithTheRowAndGridsAreCapped) {
     }
   }
   unsetenv("TCPROF_CUDA_LAUNCH");
+}
+
+// A column kernel: 32 columns a block, up to 8 warps of rows, the rows split across blocks until a
+// thread sums about 16 of them, within 1,024 blocks in all; the kernel reads the splits back from
+// its grid.
+TEST(CudaLaunch, ColumnKernelsSplitTheirRowsWithinTheGrid) {
+  CudaKernelSymbol column;
+  column.column = true;
+  column.rank = 2;
+  struct Expect {
+    int64_t rows, cols;
+    unsigned block, grid;
+    int64_t splits;
+  };
+  for (const Expect& e : {Expect{2048, 512, 256, 256, 16}, Expect{4, 100, 128, 4, 1}, Expect{100000, 64, 256, 1024, 512},
+                          Expect{1, 100000, 32, 3125, 1}, Expect{300, 0, 256, 3, 3}}) {
+    SCOPED_TRACE(fmt::format("[{}, {}]", e.rows, e.cols));
+    const int64_t sizes[] = {e.rows, e.cols};
+    const LaunchShape s = launch_shape(column, sizes, LaunchLimits{});
+    EXPECT_EQ(s.block, e.block);
+    EXPECT_EQ(s.grid, e.grid);
+    EXPECT_EQ(column_splits(column, sizes, s), e.cols == 0 ? 1 : e.splits);
+  }
+  LaunchLimits few;
+  few.max_grid = 8;
+  const int64_t wide[] = {1000, 100000}, tall[] = {1000, 64};
+  EXPECT_EQ(launch_shape(column, wide, few).grid, 8u) << "tiles beyond the grid: grid-stride, not split";
+  EXPECT_EQ(column_splits(column, wide, launch_shape(column, wide, few)), 1);
+  EXPECT_EQ(launch_shape(column, tall, few).grid, 8u);
+  EXPECT_EQ(column_splits(column, tall, launch_shape(column, tall, few)), 4);
 }
 
 TEST(CudaBackend, NvrtcRejectsABadArchitectureWithAUsageError) {

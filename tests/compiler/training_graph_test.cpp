@@ -392,7 +392,7 @@ TEST(CompiledTraining, CnnSampleMatchesEagerOverSteps) { expect_training_matches
 
 // The cuda backend trains through the same joint graph and partition (backends/compile_training.h):
 // the forward and the backward each become CUDA kernels, NVRTC-compiled for sm_90 and run here in
-// emulation. Column sums (a bias's gradient) stay LibTorch's on this backend.
+// emulation. Column sums (a bias's gradient) are column kernels there too: none is left to LibTorch.
 void expect_cuda_training_matches(const std::string& model, const std::string& input, int64_t classes) {
   CompileReport r;
   expect_training_matches(model, input, classes, 2, &r, testing::strict_cuda());
@@ -403,7 +403,11 @@ void expect_cuda_training_matches(const std::string& model, const std::string& i
   // Both parts were built for the device as well: each part's header names its CUBIN.
   size_t cubins = 0;
   for (size_t at = r.ir.find("CUBIN for sm_90"); at != std::string::npos; at = r.ir.find("CUBIN for sm_90", at + 1)) ++cubins;
-  if (NvrtcCompiler::available()) EXPECT_EQ(cubins, 2u) << r.ir;
+  if (NvrtcCompiler::available()) {
+    EXPECT_EQ(cubins, 2u) << r.ir;
+  }
+  EXPECT_NE(r.ir.find("column"), std::string::npos) << "the backward's bias gradients: " << r.ir;
+  EXPECT_EQ(r.ir.find("extern aten::sum"), std::string::npos) << r.ir;
 }
 TEST(CompiledTraining, GptSampleMatchesEagerOverStepsOnTheCudaBackend) {
   expect_cuda_training_matches("gpt_tiny", "i64[2,16](0,512)", 512);

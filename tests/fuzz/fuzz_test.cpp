@@ -63,21 +63,23 @@ FuzzCase targeted(const std::string& name, const std::string& source, std::vecto
 }
 
 // The gradient check (fuzz_graphs --backward) of one case.
-CaseOutcome check_gradients(const FuzzCase& c) {
+CaseOutcome check_gradients(const FuzzCase& c, const std::string& backend = "cpp") {
   use_private_kernel_cache();
   static tcprof::testing::TempDir work;
   CheckOptions options;
   options.work_dir = work.path().string();
   options.gradients = true;
+  options.backend = backend;
   return check_case(c, options);
 }
 
-CaseOutcome check(const FuzzCase& c, bool perturb = false) {
+CaseOutcome check(const FuzzCase& c, bool perturb = false, const std::string& backend = "cpp") {
   use_private_kernel_cache();
   static tcprof::testing::TempDir work;
   CheckOptions options;
   options.work_dir = work.path().string();
   options.perturb_compiled_output = perturb;
+  options.backend = backend;
   return check_case(c, options);
 }
 
@@ -706,39 +708,43 @@ TEST(FuzzTargeted, BatchNormAndChannelSumsInTrainingGraphs) {
 // row element, the rows the inner loop, fused with the ops computing their operand, which may also
 // be written out. Blocks of rows are summed apart and added in order (the 16-block split, the
 // parallel loop from 32768 elements, a row longer than the partial sums' cap); keepdim; a sum over
-// dim 0 alone; and in training graphs a linear's bias and a layer norm's weight and bias.
+// dim 0 alone; and in training graphs a linear's bias and a layer norm's weight and bias. Both
+// backends: the cuda backend's column kernels (in emulation here) split many rows across blocks.
 TEST(FuzzTargeted, ColumnSums) {
-  FuzzCase forward = targeted("sums over the leading dims, fused, with element outputs",
-                              "def forward(self, x0, x1):\n"
-                              "    g = torch.tanh(x0) * x1\n"
-                              "    return (g.sum([0, 1]), (g * x0).sum([0, 1], keepdim=True), g, torch.exp(x0).sum(0))\n",
-                              {f32({3, 7, 24}), f32({24})});
-  CaseOutcome out = check(forward);
-  EXPECT_EQ(out.status, Status::Pass) << out.report;
-  EXPECT_EQ(out.fallback_ops.count("aten::sum"), 0u) << out.report;
-  for (const auto& sizes : std::vector<std::vector<int64_t>>{{40, 9, 100}, {2, 3, 300000}, {1, 1, 5}, {0, 4, 6}}) {
-    FuzzCase big = targeted(fmt::format("column sum over [{}]", fmt::join(sizes, ", ")),
-                            "def forward(self, x0):\n    return (torch.sigmoid(x0) - 0.5).sum([0, 1])\n", {f32(sizes)});
-    out = check(big);
+  for (const std::string backend : {"cpp", "cuda"}) {
+    SCOPED_TRACE(backend);
+    FuzzCase forward = targeted("sums over the leading dims, fused, with element outputs",
+                                "def forward(self, x0, x1):\n"
+                                "    g = torch.tanh(x0) * x1\n"
+                                "    return (g.sum([0, 1]), (g * x0).sum([0, 1], keepdim=True), g, torch.exp(x0).sum(0))\n",
+                                {f32({3, 7, 24}), f32({24})});
+    CaseOutcome out = check(forward, false, backend);
     EXPECT_EQ(out.status, Status::Pass) << out.report;
+    EXPECT_EQ(out.fallback_ops.count("aten::sum"), 0u) << out.report;
+    for (const auto& sizes : std::vector<std::vector<int64_t>>{{40, 9, 100}, {2, 3, 300000}, {1, 1, 5}, {0, 4, 6}}) {
+      FuzzCase big = targeted(fmt::format("column sum over [{}]", fmt::join(sizes, ", ")),
+                              "def forward(self, x0):\n    return (torch.sigmoid(x0) - 0.5).sum([0, 1])\n", {f32(sizes)});
+      out = check(big, false, backend);
+      EXPECT_EQ(out.status, Status::Pass) << out.report;
+    }
+    FuzzCase transposed = targeted("a column sum of a transposed input",
+                                   "def forward(self, x0):\n    return (x0 * 2.0).sum(0)\n", {f32({30, 20}, Layout::Transposed, 1)});
+    out = check(transposed, false, backend);
+    EXPECT_EQ(out.status, Status::Pass) << out.report;
+    FuzzCase training = targeted("a linear's bias, a layer norm's weight and bias, a broadcast bias",
+                                 "def forward(self, x0):\n"
+                                 "    h = torch.layer_norm(x0, [16], self.lw, self.lb, 1e-05)\n"
+                                 "    y = torch.linear(h, self.w, self.b)\n"
+                                 "    return torch.tanh(y) + self.c\n",
+                                 {f32({4, 5, 16})},
+                                 {param("lw", f32({16})), param("lb", f32({16})), param("w", f32({12, 16})), param("b", f32({12})),
+                                  param("c", f32({5, 12}))});
+    out = check_gradients(training, backend);
+    EXPECT_EQ(out.status, Status::Pass) << out.report;
+    EXPECT_EQ(out.compiled_backwards, 1) << out.report;
+    EXPECT_EQ(out.fallback_ops.count("aten::sum_to_size"), 0u) << out.report;
+    EXPECT_EQ(out.fallback_ops.count("aten::sum"), 0u) << out.report;
   }
-  FuzzCase transposed = targeted("a column sum of a transposed input",
-                                 "def forward(self, x0):\n    return (x0 * 2.0).sum(0)\n", {f32({30, 20}, Layout::Transposed, 1)});
-  out = check(transposed);
-  EXPECT_EQ(out.status, Status::Pass) << out.report;
-  FuzzCase training = targeted("a linear's bias, a layer norm's weight and bias, a broadcast bias",
-                               "def forward(self, x0):\n"
-                               "    h = torch.layer_norm(x0, [16], self.lw, self.lb, 1e-05)\n"
-                               "    y = torch.linear(h, self.w, self.b)\n"
-                               "    return torch.tanh(y) + self.c\n",
-                               {f32({4, 5, 16})},
-                               {param("lw", f32({16})), param("lb", f32({16})), param("w", f32({12, 16})), param("b", f32({12})),
-                                param("c", f32({5, 12}))});
-  out = check_gradients(training);
-  EXPECT_EQ(out.status, Status::Pass) << out.report;
-  EXPECT_EQ(out.compiled_backwards, 1) << out.report;
-  EXPECT_EQ(out.fallback_ops.count("aten::sum_to_size"), 0u) << out.report;
-  EXPECT_EQ(out.fallback_ops.count("aten::sum"), 0u) << out.report;
 }
 
 TEST(FuzzTargeted, ParallelAndTiledKernels) {

@@ -1,6 +1,7 @@
 #include "compiler/backends/cuda/codegen_cuda.h"
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -84,22 +85,145 @@ class CudaKernelWriter {
 
   std::string write(const std::string& name) const {
     const int R = k_.rank;
-    const size_t NI = std::max<size_t>(k_.inputs.size(), 1), NO = std::max<size_t>(k_.outputs.size(), 1);
-    std::string s = fmt::format("// {}\nextern \"C\" __global__ void __launch_bounds__(1024) {}(const tc_params<{}, {}, {}> p) {{\n",
-                                fmt::join(k_.op_names, ", "), name, NI, NO, R);
-    for (size_t i = 0; i < k_.inputs.size(); ++i) {
+    std::string s = signature(name) + pointer_declarations(true);
+    s += k_.kind == KernelKind::Row ? row_body(R) : k_.kind == KernelKind::Column ? column_body(R) : pointwise_body(R);
+    s += "}\n";
+    return s;
+  }
+
+  // A column kernel's second kernel: where its rows were split across blocks, the splits' partial
+  // sums (scratch[split][sum][column]) added in split order, one thread a column. Launched in the
+  // first kernel's shape, from which it knows the splits; the first tile's blocks do the work.
+  std::string write_finish(const std::string& name) const {
+    const int R = k_.rank;
+    std::string s = signature(name) + pointer_declarations(false);
+    s += column_sizes(R);
+    s += "  if (tc_splits <= 1 || blockIdx.x >= tc_tiles || threadIdx.x >= 32) return;\n"
+         "  const int64_t j = static_cast<int64_t>(blockIdx.x) * 32 + threadIdx.x;\n"
+         "  if (j >= inner) return;\n";
+    const std::vector<int> sums = column_sums();
+    for (size_t a = 0; a < sums.size(); ++a) {
+      s += fmt::format("  {{\n    double tc_s = tc_scratch[{0} * inner + j];\n"
+                       "    for (int64_t tc_p = 1; tc_p < tc_splits; ++tc_p) tc_s += tc_scratch[(tc_p * {1} + {0}) * inner + j];\n",
+                       a, sums.size());
+      s += column_sum_stores(sums[a], "    ");
+      s += "  }\n";
+    }
+    s += "}\n";
+    return s;
+  }
+
+  // A column kernel's sums, each once: the nodes its per-column outputs are.
+  std::vector<int> column_sums() const {
+    std::vector<int> sums;
+    for (const auto& o : k_.outputs) {
+      if (o.per_row && std::find(sums.begin(), sums.end(), o.expr) == sums.end()) sums.push_back(o.expr);
+    }
+    return sums;
+  }
+
+ private:
+  ElemType out_type(size_t i) const { return k_.nodes[static_cast<size_t>(k_.outputs[i].expr)].type; }
+
+  // A column kernel's parameters end with its scratch pointer (codegen_cuda.h).
+  std::string signature(const std::string& name) const {
+    const size_t NI = std::max<size_t>(k_.inputs.size(), 1);
+    const size_t NO = k_.kind == KernelKind::Column ? k_.outputs.size() + 1 : std::max<size_t>(k_.outputs.size(), 1);
+    return fmt::format("// {}\nextern \"C\" __global__ void __launch_bounds__(1024) {}(const tc_params<{}, {}, {}> p) {{\n",
+                       fmt::join(k_.op_names, ", "), name, NI, NO, k_.rank);
+  }
+  std::string pointer_declarations(bool with_inputs) const {
+    std::string s;
+    for (size_t i = 0; with_inputs && i < k_.inputs.size(); ++i) {
       s += fmt::format("  const {0}* __restrict__ in{1} = static_cast<const {0}*>(p.in[{1}]);\n", storage_type(k_.inputs[i].type), i);
     }
     for (size_t i = 0; i < k_.outputs.size(); ++i) {
       s += fmt::format("  {0}* __restrict__ out{1} = static_cast<{0}*>(p.out[{1}]);\n", storage_type(out_type(i)), i);
     }
-    s += k_.kind == KernelKind::Row ? row_body(R) : pointwise_body(R);
-    s += "}\n";
+    if (k_.kind == KernelKind::Column) s += fmt::format("  double* __restrict__ tc_scratch = static_cast<double*>(p.out[{}]);\n", k_.outputs.size());
     return s;
   }
 
- private:
-  ElemType out_type(size_t i) const { return k_.nodes[static_cast<size_t>(k_.outputs[i].expr)].type; }
+  // A column kernel's sizes: `inner` columns (the kept trailing dims), `outer` rows, the tiles of 32
+  // columns and the splits of the rows across blocks (cuda_launch.h's column_splits, from the grid).
+  static std::string column_sizes(int R) {
+    std::string s = fmt::format("  const int64_t inner = p.sz[{}];\n  int64_t outer = 1;\n", R - 1);
+    for (int d = 0; d < R - 1; ++d) s += fmt::format("  outer *= p.sz[{}];\n", d);
+    s += "  (void)outer;\n  const int64_t tc_tiles = (inner + 31) / 32;\n"
+         "  const int64_t tc_splits = tc_tiles > 0 && gridDim.x > tc_tiles ? gridDim.x / tc_tiles : 1;\n";
+    return s;
+  }
+
+  // Every output that is column sum `node`, stored from the double tc_s.
+  std::string column_sum_stores(int node, const std::string& indent) const {
+    std::string s;
+    for (size_t i = 0; i < k_.outputs.size(); ++i) {
+      if (!k_.outputs[i].per_row || k_.outputs[i].expr != node) continue;
+      s += fmt::format("{}out{}[j] = {};\n", indent, i, stored(out_type(i), fmt::format("static_cast<{}>(tc_s)", c_type(out_type(i)))));
+    }
+    return s;
+  }
+
+  // Column kernels: a block takes 32 columns (a lane each) and its warps take the rows of its split
+  // in turn, each lane summing its column in double (the accumulation rule of f32 sums, as the cpp
+  // backend's column loops sum) and writing the element outputs on the way; the warps' sums then
+  // meet in shared memory, added in warp order. A split's sums go to the scratch for the finish
+  // kernel; unsplit, they are the outputs.
+  std::string column_body(int R) const {
+    const std::vector<int> sums = column_sums();
+    std::string s = column_sizes(R);
+    s += "  __shared__ double tc_cols[32 * 33];  // a warp's 32 column sums a row, padded against bank conflicts\n"
+         "  if (tc_tiles == 0) return;\n"
+         "  const int64_t tc_split = tc_splits > 1 ? blockIdx.x / tc_tiles : 0;\n"
+         "  if (tc_split >= tc_splits) return;\n"
+         "  const int64_t tc_lane = threadIdx.x & 31, tc_group = threadIdx.x >> 5, tc_groups = blockDim.x >> 5;\n"
+         "  const int64_t tc_row_step = tc_splits * tc_groups;\n"
+         "  const bool tc_narrow = outer <= 0x7fffffff;\n"
+         "  for (int64_t tc_tile = tc_splits > 1 ? blockIdx.x % tc_tiles : blockIdx.x; tc_tile < tc_tiles;\n"
+         "       tc_tile += tc_splits > 1 ? tc_tiles : gridDim.x) {\n"
+         "    const int64_t j = tc_tile * 32 + tc_lane;\n"
+         "    const bool tc_active = j < inner;\n";
+    for (size_t a = 0; a < sums.size(); ++a) s += fmt::format("    double a{} = 0.0;\n", a);
+    s += "    TC_UNROLL4\n"
+         "    for (int64_t o = tc_split * tc_groups + tc_group; tc_active && o < outer; o += tc_row_step) {\n";
+    s += zero_offsets("      ");
+    s += "      if (tc_narrow) {\n" + offsets(R, R - 1, "o", "        ", "uint32_t") + "      } else {\n" +
+         offsets(R, R - 1, "o", "        ") + "      }\n";
+    for (size_t i = 0; i < k_.inputs.size(); ++i) {
+      s += fmt::format("      const {0}* __restrict__ r{1} = in{1} + b{1};\n", storage_type(k_.inputs[i].type), i);
+      if (k_.inputs[i].inner == InnerStride::Strided) s += fmt::format("      const int64_t s{} = p.st[{}];\n", i, static_cast<int>(i) * R + R - 1);
+    }
+    std::vector<int> roots;
+    for (const auto& o : k_.outputs) {
+      if (!o.per_row) roots.push_back(o.expr);
+    }
+    for (int r : sums) roots.push_back(k_.nodes[static_cast<size_t>(r)].args[0]);
+    std::vector<bool> defined(k_.nodes.size(), false);
+    emit(roots, defined, s, "      ", "j", false);
+    for (size_t i = 0; i < k_.outputs.size(); ++i) {
+      if (!k_.outputs[i].per_row) s += fmt::format("      out{}[o * inner + j] = {};\n", i, stored(out_type(i), fmt::format("t{}", k_.outputs[i].expr)));
+    }
+    for (size_t a = 0; a < sums.size(); ++a) {
+      s += fmt::format("      a{} += static_cast<double>(t{});\n", a, k_.nodes[static_cast<size_t>(sums[a])].args[0]);
+    }
+    s += "    }\n";
+    for (size_t a = 0; a < sums.size(); ++a) {
+      s += fmt::format("    __syncthreads();  // the last sum's readers are done\n"
+                       "    tc_cols[tc_group * 33 + tc_lane] = a{};\n"
+                       "    __syncthreads();\n"
+                       "    if (tc_group == 0 && tc_active) {{\n"
+                       "      double tc_s = tc_cols[tc_lane];\n"
+                       "      for (int64_t tc_g = 1; tc_g < tc_groups; ++tc_g) tc_s += tc_cols[tc_g * 33 + tc_lane];\n"
+                       "      if (tc_splits > 1) {{\n"
+                       "        tc_scratch[(tc_split * {} + {}) * inner + j] = tc_s;\n"
+                       "      }} else {{\n",
+                       a, sums.size(), a);
+      s += column_sum_stores(sums[a], "        ");
+      s += "      }\n    }\n";
+    }
+    s += "  }\n";
+    return s;
+  }
 
   // Each input's element offset for the multi-index of `flat` over dims [0, dims), added to the
   // offsets b0, b1, ... (declared by the caller). `index` is the integer type of the arithmetic:
@@ -487,7 +611,10 @@ class CudaKernelWriter {
 }  // namespace
 
 std::string generate_cuda_kernel(const Kernel& kernel, const std::string& name, const CudaFeatures& features) {
-  return CudaKernelWriter(kernel, features).write(name);
+  CudaKernelWriter writer(kernel, features);
+  std::string s = writer.write(name);
+  if (kernel.kind == KernelKind::Column) s += writer.write_finish(name + "_finish");
+  return s;
 }
 
 CudaUnit generate_cuda_unit(const LoopProgram& program, const CudaFeatures& features) {
@@ -514,6 +641,16 @@ CudaUnit generate_cuda_unit(const LoopProgram& program, const CudaFeatures& feat
     sym.outputs = static_cast<int>(k.outputs.size());
     sym.rank = k.rank;
     sym.row = k.kind == KernelKind::Row;
+    if (k.kind == KernelKind::Column) {
+      sym.column = true;
+      sym.outputs += 1;  // the scratch
+      sym.finish_symbol = symbol + "_finish";
+      for (size_t o = 0; o < k.outputs.size(); ++o) {
+        bool first = k.outputs[o].per_row;
+        for (size_t e = 0; e < o && first; ++e) first = !(k.outputs[e].per_row && k.outputs[e].expr == k.outputs[o].expr);
+        sym.column_sums += first ? 1 : 0;
+      }
+    }
     unit.kernels.push_back(sym);
   }
   return unit;

@@ -6,7 +6,10 @@
 // packs it). Pointwise kernels are grid-stride loops over the flat output; row kernels give each
 // block one row at a time: each reduction phase is a strided loop per thread, a warp-shuffle tree,
 // then the warps' partials combined in shared memory in a fixed order (deterministic for a given
-// block size). The source compiles with NVRTC for a device and, under cuda_emulation.h, with the
+// block size). Column kernels (a sum over the leading dims: a bias's gradient) give each block 32
+// columns, a warp's lanes reading one row's 32 neighbours; the block's warps take rows in turn and
+// their sums meet in shared memory in warp order; where the rows are split across blocks, a second
+// kernel adds the splits' sums in split order (deterministic for a given launch shape). The source compiles with NVRTC for a device and, under cuda_emulation.h, with the
 // system C++ compiler for the CPU.
 #pragma once
 #include <string>
@@ -25,8 +28,13 @@ std::string generate_cuda_kernel(const Kernel& kernel, const std::string& name, 
 
 struct CudaKernelSymbol {
   std::string symbol;  // extern "C" name in the unit
+  // A column kernel's outputs end with one more pointer: the scratch its row splits' partial sums
+  // go to (doubles, `column_sums` x inner per split), null when the rows are not split.
   int inputs = 0, outputs = 0, rank = 1;
   bool row = false;
+  bool column = false;
+  int column_sums = 0;         // column kernels: the distinct sums it computes
+  std::string finish_symbol;   // column kernels: adds the splits' partial sums, in split order
 };
 
 struct CudaUnit {

@@ -56,6 +56,7 @@ LaunchLimits emulation_limits() {
   l.pointwise_block = 64;
   l.max_row_block = 64;
   l.max_grid = 8;
+  l.column_rows_per_thread = 2;  // a column sum over a few rows splits them, so tests and fuzz run the finish kernel
   if (const char* env = std::getenv("TCPROF_CUDA_EMULATION_BLOCK")) {
     unsigned b = static_cast<unsigned>(std::atoi(env));
     if (b >= 32 && b <= 1024 && b % 32 == 0) l.pointwise_block = l.max_row_block = b;
@@ -118,6 +119,24 @@ class LaunchSizer {
   uint64_t last_aligned_ = 0;
   LaunchShape last_shape_;
 };
+
+// A column kernel's launch: its scratch (where its rows are split) after its outputs, then the
+// kernel and, split, its finish kernel, both in the default shape: column kernels are not tuned,
+// their shape orders their sums. `launch(params, finish)` runs one of the two.
+template <typename Launch>
+bool launch_column(const CudaKernelSymbol& k, const void* const* in, void* const* out, const int64_t* sz, const int64_t* st,
+                   const LaunchShape& shape, const c10::Device& device, Launch&& launch) {
+  const int64_t splits = column_splits(k, sz, shape);
+  at::Tensor scratch;
+  if (splits > 1) scratch = at::empty({splits * k.column_sums * sz[k.rank - 1]}, at::TensorOptions().dtype(at::kDouble).device(device));
+  std::vector<void*> outs(out, out + (k.outputs - 1));
+  outs.push_back(scratch.defined() ? scratch.data_ptr() : nullptr);
+  std::vector<uint64_t> params = pack_params(k, in, outs.data(), sz, st);
+  if (params.empty()) return false;
+  launch(static_cast<const void*>(params.data()), false);
+  if (splits > 1) launch(static_cast<const void*>(params.data()), true);
+  return true;
+}
 
 struct DeviceLaunch {
   const CudaModule* module;
@@ -319,6 +338,16 @@ class CudaBackend : public Backend {
     for (const auto& k : unit.kernels) {
       auto fn = reinterpret_cast<EmulateFn>(library.symbol(k.symbol + "_emulate"));
       auto sizer = std::make_shared<LaunchSizer>(k, limits, tuner);
+      if (k.column) {
+        auto finish = reinterpret_cast<EmulateFn>(library.symbol(k.finish_symbol + "_emulate"));
+        calls.emplace_back([fn, finish, k, sizer](const void* const* in, void* const* out, const int64_t* sz, const int64_t* st) {
+          const LaunchShape shape = sizer->fallback(sz);
+          return launch_column(k, in, out, sz, st, shape, c10::Device(c10::kCPU), [&](const void* p, bool second) {
+            (second ? finish : fn)(p, shape.grid, shape.block);
+          });
+        });
+        continue;
+      }
       calls.emplace_back([fn, k, sizer, widest_fastest](const void* const* in, void* const* out, const int64_t* sz, const int64_t* st) {
         std::vector<uint64_t> params = pack_params(k, in, out, sz, st);
         if (params.empty()) return false;
@@ -344,6 +373,19 @@ class CudaBackend : public Backend {
     for (const auto& k : unit.kernels) {
       CudaFunction fn = module->function(k.symbol);
       auto sizer = std::make_shared<LaunchSizer>(k, limits, tuner);
+      if (k.column) {
+        CudaFunction finish = module->function(k.finish_symbol);
+        calls.emplace_back([module, fn, finish, k, sizer, device](const void* const* in, void* const* out, const int64_t* sz,
+                                                                  const int64_t* st) {
+          void* stream = nullptr;
+          if (!compat::current_native_stream(device, &stream)) return false;
+          const LaunchShape shape = sizer->fallback(sz);
+          return launch_column(k, in, out, sz, st, shape, device, [&](const void* p, bool second) {
+            module->launch(second ? finish : fn, shape.grid, shape.block, p, stream);
+          });
+        });
+        continue;
+      }
       calls.emplace_back([module, fn, k, sizer, device](const void* const* in, void* const* out, const int64_t* sz,
                                                         const int64_t* st) {
         void* stream = nullptr;

@@ -128,10 +128,12 @@ std::string emulation_source(const CudaUnit& unit) {
   s += unit.source;
   std::set<std::string> done;
   for (const auto& k : unit.kernels) {
-    if (!done.insert(k.symbol).second) continue;
-    s += fmt::format("extern \"C\" void {0}_emulate(const void* params, unsigned grid, unsigned block) {{\n"
-                     "  tc_emu::launch({0}, params, grid, block);\n}}\n",
-                     k.symbol);
+    for (const std::string& symbol : {k.symbol, k.finish_symbol}) {
+      if (symbol.empty() || !done.insert(symbol).second) continue;
+      s += fmt::format("extern \"C\" void {0}_emulate(const void* params, unsigned grid, unsigned block) {{\n"
+                       "  tc_emu::launch({0}, params, grid, block);\n}}\n",
+                       symbol);
+    }
   }
   return s;
 }

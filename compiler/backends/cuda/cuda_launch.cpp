@@ -15,6 +15,18 @@ namespace tcprof {
 LaunchShape launch_shape(const CudaKernelSymbol& kernel, const int64_t* sizes, const LaunchLimits& limits) {
   LaunchShape shape;
   const int R = kernel.rank;
+  if (kernel.column) {
+    int64_t outer = 1;
+    for (int d = 0; d + 1 < R; ++d) outer *= sizes[d];
+    const int64_t tiles = std::max<int64_t>(1, (sizes[R - 1] + 31) / 32);
+    const int64_t groups = std::clamp<int64_t>(outer, 1, std::max(32u, std::min(limits.warp_row_block, limits.max_row_block)) / 32);
+    shape.block = static_cast<unsigned>(groups * 32);
+    const int64_t rows_per_split = groups * std::max(1u, limits.column_rows_per_thread);
+    const int64_t room = std::min<int64_t>(kColumnMaxBlocks, limits.max_grid) / tiles;  // splits the grid has room for
+    const int64_t splits = std::clamp<int64_t>((outer + rows_per_split - 1) / rows_per_split, 1, std::max<int64_t>(1, room));
+    shape.grid = static_cast<unsigned>(splits > 1 ? tiles * splits : std::min<int64_t>(tiles, limits.max_grid));
+    return shape;
+  }
   if (kernel.row) {
     int64_t outer = 1;
     for (int d = 0; d + 1 < R; ++d) outer *= sizes[d];
@@ -38,6 +50,11 @@ LaunchShape launch_shape(const CudaKernelSymbol& kernel, const int64_t* sizes, c
   const int64_t blocks = (total + per_block - 1) / per_block;
   shape.grid = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, limits.max_grid));
   return shape;
+}
+
+int64_t column_splits(const CudaKernelSymbol& kernel, const int64_t* sizes, const LaunchShape& shape) {
+  const int64_t tiles = (sizes[kernel.rank - 1] + 31) / 32;
+  return tiles > 0 && shape.grid > tiles ? shape.grid / tiles : 1;
 }
 
 LaunchLimits launch_limits_from_env(LaunchLimits base) {

@@ -87,8 +87,9 @@ std::string entry_text(const RaceEntry& e) {
 
 std::vector<LaunchShape> launch_candidates(const CudaKernelSymbol& kernel, const int64_t* sizes, const LaunchLimits& limits) {
   std::vector<LaunchShape> out{launch_shape(kernel, sizes, limits)};
-  // One block holds the whole space: another block size only moves idle threads.
-  if (out[0].grid <= 1) return out;
+  // One block holds the whole space: another block size only moves idle threads. A column kernel's
+  // block and grid order its sums.
+  if (out[0].grid <= 1 || kernel.column) return out;
   auto add = [&](LaunchLimits l) {
     const LaunchShape s = launch_shape(kernel, sizes, l);
     for (const LaunchShape& c : out) {

@@ -4,7 +4,8 @@
 // and beside the kernel cache (<cache_dir>/launches/<k[0:2]>/<k>.txt), keyed by the device, the
 // kernel's content, the index space and the limits, so a warm start times nothing. Only sizes that
 // cannot change a result are tried: a pointwise kernel's block and the rows a block of a warp-row
-// kernel holds; a row reduced by a whole block keeps its block, which orders the row's sum. A
+// kernel holds; a row reduced by a whole block keeps its block, which orders the row's sum, and a
+// column kernel its launch shape, which orders its column sums. A
 // stored decision only picks among those, so a damaged file costs speed, never results. No CUDA, no
 // LibTorch.
 #pragma once

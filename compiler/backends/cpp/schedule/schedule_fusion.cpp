@@ -104,10 +104,6 @@ class Scheduler {
       extern_step(i, l.reason);
       return;
     }
-    if (l.kind == OpLowering::Kind::Column && !cpu_) {
-      extern_step(i, "a sum over the leading dimensions (the cuda backend generates no column kernels)");
-      return;
-    }
     const at::Tensor& out = example_tensor(op.outputs[0]);
     std::vector<int64_t> full = l.kind == OpLowering::Kind::Pointwise ? out.sizes().vec() : ctx_.arg(op, 0).toTensor().sizes().vec();
     std::vector<int> reads = slots_read(op);
