@@ -175,7 +175,7 @@ TEST(CudaBackend, ShortRowsTakeAWarpAndLongRowsTheBlock) {
   EXPECT_NE(code.find(fmt::format("tc_warp_rows = inner <= {}", kWarpRowMax)), std::string::npos) << code.substr(0, 2000);
 }
 
-// A warp's row of up to kRowCacheMax elements computes what several of its loops share once into
+// A warp's row of up to kRowCacheMax elements (kRowCacheSlots a lane) computes what several of its loops share once into
 // registers, and the loops read those; longer rows compute it in each loop. Rows either side of
 // the bound and rows that fill 1 to 16 of a lane's slots; a shared value that is an input, a sum
 // (x + residual before a layer norm), a strided row (a transpose), bf16 and f64 rows; each
@@ -197,12 +197,44 @@ TEST(CudaBackend, ShortRowsAreReadOnceIntoRegisters) {
   }
   Totals r = totals(m);
   EXPECT_GT(r.kernels, 0) << r.ir;
-  EXPECT_NE(r.code.find(fmt::format("if (tc_warp_rows && inner <= {})", kRowCacheMax)), std::string::npos) << r.code.substr(0, 3000);
+  EXPECT_NE(r.code.find(fmt::format("if (inner <= tc_step * {})", kRowCacheSlots)), std::string::npos) << r.code.substr(0, 3000);
   // The transposed row is read once, strided, into the lane's registers.
   EXPECT_NE(r.code.find("= r0[j * s0];\n        c0[tc_k] = t0;"), std::string::npos) << r.code.substr(0, 6000);
   // x + y, computed once: the sum is what the lane keeps (its node follows the two loads).
   EXPECT_NE(r.code.find("= (t1 + t0);\n        c2[tc_k] = t2;"), std::string::npos) << r.code.substr(0, 6000);
   EXPECT_NE(r.code.find("double c0[16];"), std::string::npos);  // the f64 row, 32 registers
+}
+
+// A row the whole block reduces keeps its shared values in registers too, up to kRowCacheSlots
+// elements a thread (in emulation here, 128-thread blocks: rows up to 2,048), and a thread takes
+// the same elements in the same order as the strided loop: the same bits as with the registers
+// off (TCPROF_CUDA_OFF=row-registers), and eager's result, on either side of the bound.
+TEST(CudaBackend, LongRowsAreReadOnceIntoRegistersWithTheSameSums) {
+  at::NoGradGuard no_grad;
+  testing::TempDir dir;
+  const std::string path = testing::save_scripted(
+      "def forward(self, x, y):\n"
+      "  return torch.log_softmax(x, -1), torch.layer_norm(x + y, [x.size(-1)]), torch.softmax(x, -1)\n",
+      dir.file("long_rows.pt"));
+  setenv("TCPROF_CUDA_EMULATION_BLOCK", "128", 1);
+  for (int64_t inner : {int64_t{1025}, int64_t{2048}, int64_t{2049}}) {
+    SCOPED_TRACE(fmt::format("rows of {}", inner));
+    const auto in = inputs_for({fmt::format("f32[3,{}]", inner), fmt::format("f32[3,{}]", inner)}, inner);
+    std::vector<c10::IValue> outs;
+    for (const char* off : {"", "row-registers"}) {
+      setenv("TCPROF_CUDA_OFF", off, 1);
+      CompiledModule m(load_model(path), strict_cuda(), nullptr);
+      expect_compiled_matches_eager(m, in);
+      outs.push_back(m.call(in));
+      Totals r = totals(m);
+      EXPECT_EQ(r.code.find(fmt::format("if (inner <= tc_step * {})", kRowCacheSlots)) != std::string::npos, *off == '\0');
+    }
+    for (size_t o = 0; o < 3; ++o) {
+      EXPECT_TRUE(at::equal(outs[0].toTupleRef().elements()[o].toTensor(), outs[1].toTupleRef().elements()[o].toTensor())) << o;
+    }
+  }
+  unsetenv("TCPROF_CUDA_OFF");
+  unsetenv("TCPROF_CUDA_EMULATION_BLOCK");
 }
 
 // GELU's gradient (what a training graph's backward runs for each GELU) is a generated kernel on
@@ -406,7 +438,7 @@ TEST(CudaBackend, EachFeatureTurnsOffAloneForAnAB) {
     expect_compiled_matches_eager(m, inputs_for({"f32[6,64]", "f32[24,64]", "f32[24]"}));
     Totals r = totals(m);
     EXPECT_EQ(r.code.find("tc_load4(in0, v)") != std::string::npos, c.vectors) << r.code.substr(0, 4000);
-    EXPECT_EQ(r.code.find(fmt::format("if (tc_warp_rows && inner <= {})", kRowCacheMax)) != std::string::npos, c.registers);
+    EXPECT_EQ(r.code.find(fmt::format("if (inner <= tc_step * {})", kRowCacheSlots)) != std::string::npos, c.registers);
     EXPECT_EQ(r.ir.find("tcprof::linear_activation(") != std::string::npos, c.epilogue) << r.ir;
   }
   setenv("TCPROF_CUDA_OFF", "vectors,tiles", 1);

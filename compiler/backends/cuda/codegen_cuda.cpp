@@ -73,7 +73,7 @@ std::string reduction_init(ExprOp op, ElemType t) {
 
 // The Load position of a pointwise kernel's vector path (CudaKernelWriter::load), told apart by address.
 constexpr char kVectorElement[] = "tc_k";
-// Registers a lane may give to a row's cached values (kRowCacheMax / 32 per f32 value, twice that
+// Registers a lane may give to a row's cached values (kRowCacheSlots per f32 value, twice that
 // per f64): a row kernel may be launched with 1,024 threads, which leaves it 64 a thread.
 constexpr int64_t kRowCacheRegisters = 32;
 
@@ -431,9 +431,10 @@ class CudaKernelWriter {
     if (cached_.empty()) {
       s += row_phases(reuse, false);
     } else {
-      // A warp's row of at most kRowCacheMax elements: what several loops compute from the inputs
-      // is computed once into registers (kRowCacheMax / 32 a lane), not in each loop.
-      s += fmt::format("    if (tc_warp_rows && inner <= {}) {{\n", kRowCacheMax);
+      // A row of at most kRowCacheSlots elements a thread (a warp's or the block's): what several
+      // loops compute from the inputs is computed once into registers, not in each loop. Each
+      // thread takes the elements the strided loop gives it, in its order, so the sums do not change.
+      s += fmt::format("    if (inner <= tc_step * {}) {{\n", kRowCacheSlots);
       s += indented(row_phases(reuse, true));
       s += "    } else {\n" + indented(row_phases(reuse, false)) + "    }\n";
     }
@@ -481,7 +482,7 @@ class CudaKernelWriter {
     int64_t registers = 0;
     for (size_t n = 0; n < k_.nodes.size(); ++n) {
       if (!top[n]) continue;
-      const int64_t cost = kRowCacheMax / 32 * (k_.nodes[n].type == ElemType::F64 || k_.nodes[n].type == ElemType::I64 ? 2 : 1);
+      const int64_t cost = kRowCacheSlots * (k_.nodes[n].type == ElemType::F64 || k_.nodes[n].type == ElemType::I64 ? 2 : 1);
       if (registers + cost > kRowCacheRegisters) continue;
       registers += cost;
       cached_.push_back(static_cast<int>(n));
@@ -492,7 +493,7 @@ class CudaKernelWriter {
   std::string cache_prologue(std::vector<bool>& defined) const {
     std::string s;
     emit(uniform_leaves(k_, levels_, cached_, defined), defined, s, "    ", "0", false);
-    for (int n : cached_) s += fmt::format("    {} c{}[{}];\n", c_type(k_.nodes[static_cast<size_t>(n)].type), n, kRowCacheMax / 32);
+    for (int n : cached_) s += fmt::format("    {} c{}[{}];\n", c_type(k_.nodes[static_cast<size_t>(n)].type), n, kRowCacheSlots);
     s += row_loop(true);
     std::vector<bool> in_loop = defined;
     emit(cached_, in_loop, s, "      ", "j", true);
@@ -511,17 +512,17 @@ class CudaKernelWriter {
     return s;
   }
 
-  // A loop over the lane's elements of the row: its kRowCacheMax / 32 slots when cached, else
-  // strided to the row's end.
+  // A loop over the thread's elements of the row: its kRowCacheSlots slots when cached (element
+  // tc_lane + tc_step * k in slot k, as the strided loop takes them), else strided to the row's end.
   static std::string row_loop(bool cached) {
     return cached ? fmt::format("    TC_UNROLL\n    for (int tc_k = 0; tc_k < {}; ++tc_k) {{\n"
-                                "      const int64_t j = tc_lane + 32 * tc_k;\n"
-                                "      if (!tc_active || j >= inner) break;\n", kRowCacheMax / 32)
+                                "      const int64_t j = tc_lane + tc_step * tc_k;\n"
+                                "      if (!tc_active || j >= inner) break;\n", kRowCacheSlots)
                   : "    TC_UNROLL4\n    for (int64_t j = tc_lane; tc_active && j < inner; j += tc_step) {\n";
   }
 
   // A row's reduction phases and its output loops. `cached`: the element loops run over the
-  // lane's kRowCacheMax / 32 register slots, reading the cached values from them.
+  // thread's kRowCacheSlots register slots, reading the cached values from them.
   std::string row_phases(const std::vector<bool>& reuse, bool cached) const {
     const std::string loop = row_loop(cached);
     std::string s;

@@ -8,7 +8,7 @@ namespace tcprof {
 
 struct CudaFeatures {
   bool vectors = true;           // pointwise kernels' 4-element vector loads and stores
-  bool row_registers = true;     // a short row's shared values kept in registers
+  bool row_registers = true;     // a row's shared values kept in registers (up to 16 elements a thread)
   bool linear_epilogues = true;  // a linear's ReLU or tanh-GELU as cuBLASLt's epilogue
   bool optimizer_kernel = true;  // a GPU's optimizer step as tcprof's kernel (else LibTorch's fused ones)
   bool launch_tuning = true;     // each kernel's block size raced on the device (launch_tuning.h)

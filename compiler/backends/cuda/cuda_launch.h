@@ -33,9 +33,11 @@ LaunchLimits launch_limits_from_env(LaunchLimits base);
 // lanes a row and several rows a block); longer rows by a whole block. The generated row kernel
 // makes the same choice from the same sizes (codegen_cuda.cpp).
 constexpr int64_t kWarpRowMax = 1024;
-// A warp's row of at most this many elements keeps what its loops compute again in registers,
-// kRowCacheMax / 32 a lane (codegen_cuda.cpp): a layer norm reads its row once, not three times.
-constexpr int64_t kRowCacheMax = 512;
+// A row of at most kRowCacheSlots elements a thread (a warp's row of kRowCacheMax, a 1,024-thread
+// block's of 16,384) keeps what its loops compute again in registers (codegen_cuda.cpp): a layer
+// norm reads its row once, not three times, and a softmax over a vocabulary once, not twice.
+constexpr int64_t kRowCacheSlots = 16;
+constexpr int64_t kRowCacheMax = 32 * kRowCacheSlots;
 // Elements a pointwise kernel's thread takes per step: one 4-element vector where the operands are
 // laid out and aligned for it, else 4 elements a grid-stride apart (codegen_cuda.cpp).
 constexpr int64_t kPointwiseUnroll = 4;
