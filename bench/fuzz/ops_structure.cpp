@@ -103,7 +103,7 @@ bool op_reduce(GeneratorState& g, int si) {
       break;
     }
     case 1: break;  // everything
-    default: dims.push_back(g.pick(r - 1));  // a leading dim: a LibTorch call
+    default: dims.push_back(g.pick(r - 1));  // a leading dim: a column kernel for a float sum over dim 0, else a LibTorch call
   }
   Shape shape;
   double n = 1;
