@@ -1,6 +1,7 @@
 // The cuda backend without a GPU: every sample's graphs lowered by the shared middle, generated as
 // CUDA, compiled by NVRTC for a device architecture, and run on the CPU through the emulation header
 // against eager LibTorch; the launch arguments as the device reads them; `explain --backend cuda`.
+#include <cctype>
 #include <cstdlib>
 #include <limits>
 
@@ -731,6 +732,22 @@ TEST(CudaBackendCli, ExplainPrintsTheCudaProgramCompiledForTheArchitecture) {
   EXPECT_NE(r.output.find("CUDA graphs: on a GPU only"), std::string::npos) << r.output;
   // The header's other lines too: how each kernel's launch size is chosen.
   EXPECT_NE(r.output.find("launch sizes: the defaults in emulation; on a GPU, tuned"), std::string::npos) << r.output;
+  // A training graph's two parts each have theirs, and say they are not replayed.
+  auto grad = run_command(fmt::format("{} explain {} --input 'i64[2,16](0,512)' --backend cuda --grad --db none", TCPROF_BIN,
+                                      sample("gpt_tiny")));
+  ASSERT_EQ(grad.exit_code, 0) << grad.output;
+  for (const char* part : {"        forward: ", "        backward: "}) {
+    const size_t at = grad.output.find(part);
+    ASSERT_NE(at, std::string::npos) << part << "\n" << grad.output.substr(0, 3000);
+    const std::string header = grad.output.substr(at, grad.output.find("\n\n", at) - at);
+    EXPECT_NE(header.find("kernel calls"), std::string::npos) << header;
+  }
+  std::string flat;  // wrapped lines joined: where a line breaks depends on the sizes and times printed
+  for (char c : grad.output) {
+    if (!std::isspace(static_cast<unsigned char>(c))) flat += c;
+    else if (!flat.empty() && flat.back() != ' ') flat += ' ';
+  }
+  EXPECT_EQ(testing::occurrences(flat, "CUDA graphs: not used for training graphs"), 2u) << grad.output.substr(0, 3000);
   auto fixed = run_command(fmt::format("TCPROF_CUDA_OFF=launch-tuning {} explain {} --input 'i64[2,16](0,512)' --backend cuda --db none",
                                        TCPROF_BIN, sample("gpt_tiny")));
   EXPECT_NE(fixed.output.find("launch sizes: the defaults (TCPROF_CUDA_OFF=launch-tuning)"), std::string::npos) << fixed.output;

@@ -314,8 +314,9 @@ class CudaBackend : public Backend {
     std::string replay = "CUDA graphs: off (--cuda-graphs off)";
     std::string why_not;
     const bool writes_outside = writes_outside_graph(g);
-    if (!device.is_cuda()) replay = "CUDA graphs: on a GPU only";
-    else if (options_.graphs && training_part) replay = "CUDA graphs: not used for training graphs (a replay would copy every parameter in and every saved value out, each step)";
+    // A training part says so on the CPU too: what a GPU would do is what explain is read for.
+    if (options_.graphs && training_part) replay = "CUDA graphs: not used for training graphs (a replay would copy every parameter in and every saved value out, each step)";
+    else if (!device.is_cuda()) replay = "CUDA graphs: on a GPU only";
     else if (options_.graphs && writes_outside) replay = "CUDA graphs: not used (the graph writes to its inputs or weights, which a replay would not)";
     else if (options_.graphs && cuda_graphs_available(&why_not)) replay = "replayed as a CUDA graph from the second call";
     else if (options_.graphs) replay = "CUDA graphs: not available (" + why_not + ")";
