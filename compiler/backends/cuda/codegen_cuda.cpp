@@ -104,6 +104,7 @@ class CudaKernelWriter {
     const std::vector<int> sums = column_sums();
     for (size_t a = 0; a < sums.size(); ++a) {
       s += fmt::format("  {{\n    double tc_s = tc_scratch[{0} * inner + j];\n"
+                       "    TC_UNROLL4  // the loads overlap; the adds keep split order\n"
                        "    for (int64_t tc_p = 1; tc_p < tc_splits; ++tc_p) tc_s += tc_scratch[(tc_p * {1} + {0}) * inner + j];\n",
                        a, sums.size());
       s += column_sum_stores(sums[a], "    ");
@@ -172,7 +173,7 @@ class CudaKernelWriter {
   std::string column_body(int R) const {
     const std::vector<int> sums = column_sums();
     std::string s = column_sizes(R);
-    s += "  __shared__ double tc_cols[32 * 33];  // a warp's 32 column sums a row, padded against bank conflicts\n"
+    s += "  __shared__ double tc_cols[32 * 32];  // each warp's 32 column sums, a row each\n"
          "  if (tc_tiles == 0) return;\n"
          "  const int64_t tc_split = tc_splits > 1 ? blockIdx.x / tc_tiles : 0;\n"
          "  if (tc_split >= tc_splits) return;\n"
@@ -209,11 +210,11 @@ class CudaKernelWriter {
     s += "    }\n";
     for (size_t a = 0; a < sums.size(); ++a) {
       s += fmt::format("    __syncthreads();  // the last sum's readers are done\n"
-                       "    tc_cols[tc_group * 33 + tc_lane] = a{};\n"
+                       "    tc_cols[tc_group * 32 + tc_lane] = a{};\n"
                        "    __syncthreads();\n"
                        "    if (tc_group == 0 && tc_active) {{\n"
                        "      double tc_s = tc_cols[tc_lane];\n"
-                       "      for (int64_t tc_g = 1; tc_g < tc_groups; ++tc_g) tc_s += tc_cols[tc_g * 33 + tc_lane];\n"
+                       "      for (int64_t tc_g = 1; tc_g < tc_groups; ++tc_g) tc_s += tc_cols[tc_g * 32 + tc_lane];\n"
                        "      if (tc_splits > 1) {{\n"
                        "        tc_scratch[(tc_split * {} + {}) * inner + j] = tc_s;\n"
                        "      }} else {{\n",
@@ -429,14 +430,18 @@ class CudaKernelWriter {
       if (!k_.outputs[i].per_row) s += fmt::format("    {}* __restrict__ q{} = out{} + o * inner;\n", storage_type(out_type(i)), i, i);
     }
     if (cached_.empty()) {
-      s += row_phases(reuse, false);
+      s += row_phases(reuse, nullptr);
     } else {
       // A row of at most kRowCacheSlots elements a thread (a warp's or the block's): what several
       // loops compute from the inputs is computed once into registers, not in each loop. Each
-      // thread takes the elements the strided loop gives it, in its order, so the sums do not change.
+      // thread takes the elements the strided loop gives it, in its order, so the sums do not
+      // change. One copy for both, the stride a runtime value. cuobjdump on the GPT's sm_90 unit:
+      // its three cached row kernels take 59, 64 and 64 registers with 0, 8 and 8 bytes of stack
+      // (warp rows alone, the literal stride: 56, 64, 64 and 0, 8, 16 bytes; NVRTC 1.0 s against
+      // 0.85 s); a second copy for warps with the literal stride took 64, 64 and 40 bytes, 1.6 s.
       s += fmt::format("    if (inner <= tc_step * {}) {{\n", kRowCacheSlots);
-      s += indented(row_phases(reuse, true));
-      s += "    } else {\n" + indented(row_phases(reuse, false)) + "    }\n";
+      s += indented(row_phases(reuse, "tc_step"));
+      s += "    } else {\n" + indented(row_phases(reuse, nullptr)) + "    }\n";
     }
     s += "  }\n";
     return s;
@@ -490,11 +495,11 @@ class CudaKernelWriter {
   }
 
   // A cached row's values for this lane, computed once (row_phases' prologue).
-  std::string cache_prologue(std::vector<bool>& defined) const {
+  std::string cache_prologue(std::vector<bool>& defined, const char* step) const {
     std::string s;
     emit(uniform_leaves(k_, levels_, cached_, defined), defined, s, "    ", "0", false);
     for (int n : cached_) s += fmt::format("    {} c{}[{}];\n", c_type(k_.nodes[static_cast<size_t>(n)].type), n, kRowCacheSlots);
-    s += row_loop(true);
+    s += row_loop(step);
     std::vector<bool> in_loop = defined;
     emit(cached_, in_loop, s, "      ", "j", true);
     for (int n : cached_) s += fmt::format("      c{0}[tc_k] = t{0};\n", n);
@@ -513,21 +518,23 @@ class CudaKernelWriter {
   }
 
   // A loop over the thread's elements of the row: its kRowCacheSlots slots when cached (element
-  // tc_lane + tc_step * k in slot k, as the strided loop takes them), else strided to the row's end.
-  static std::string row_loop(bool cached) {
-    return cached ? fmt::format("    TC_UNROLL\n    for (int tc_k = 0; tc_k < {}; ++tc_k) {{\n"
-                                "      const int64_t j = tc_lane + tc_step * tc_k;\n"
-                                "      if (!tc_active || j >= inner) break;\n", kRowCacheSlots)
+  // tc_lane + step * k in slot k, as the strided loop takes them: `step` is "32" for a warp's row,
+  // "tc_step" for the block's), else (null) strided to the row's end.
+  static std::string row_loop(const char* step) {
+    return step ? fmt::format("    TC_UNROLL\n    for (int tc_k = 0; tc_k < {}; ++tc_k) {{\n"
+                              "      const int64_t j = tc_lane + {} * tc_k;\n"
+                              "      if (!tc_active || j >= inner) break;\n", kRowCacheSlots, step)
                   : "    TC_UNROLL4\n    for (int64_t j = tc_lane; tc_active && j < inner; j += tc_step) {\n";
   }
 
   // A row's reduction phases and its output loops. `cached`: the element loops run over the
   // thread's kRowCacheSlots register slots, reading the cached values from them.
-  std::string row_phases(const std::vector<bool>& reuse, bool cached) const {
-    const std::string loop = row_loop(cached);
+  std::string row_phases(const std::vector<bool>& reuse, const char* step) const {
+    const bool cached = step != nullptr;
+    const std::string loop = row_loop(step);
     std::string s;
     std::vector<bool> defined(k_.nodes.size(), false);
-    if (cached) s += cache_prologue(defined);
+    if (cached) s += cache_prologue(defined, step);
     for (int L = 1; L <= levels_.max_level; ++L) {
       std::vector<int> reductions = levels_.reductions_at(L), args;
       for (int r : reductions) args.push_back(k_.nodes[static_cast<size_t>(r)].args[0]);
