@@ -3,7 +3,6 @@
 // graphs, the guards that depend on user code, and compile time. The same data is in the run
 // database it records.
 #include <algorithm>
-#include <cstring>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -264,20 +263,20 @@ std::string explain_text(const CompiledModule& m, const ExplainOptions& o, const
       // whether the graph is replayed as a CUDA graph, then how launch sizes are chosen and the
       // convolutions' layout where measured. A training graph has one per part.
       if (o.model.backend == "cuda" && !r.compile_failed) {
-        auto header = [&](size_t first, const char* part) {
+        auto header = [&](size_t first, const std::string& label) {
           for (size_t at = first; at < r.ir.size() && r.ir.compare(at, 2, "# ") == 0;) {
             const size_t end = std::min(r.ir.find('\n', at), r.ir.size());
             const size_t skip = at == first ? 8 : 2;  // "# cuda: " says what the line above says
-            fmt::format_to(w, "{}", text::wrap(at == first ? fmt::format("        {}", part) : std::string(8 + std::strlen(part), ' '),
+            const std::string indent(8, ' ');
+            fmt::format_to(w, "{}", text::wrap(indent + (at == first ? label : std::string(label.size(), ' ')),
                                                r.ir.substr(at + skip, end - at - skip)));
             at = end + 1;
           }
         };
         if (r.ir.rfind("# cuda: ", 0) == 0) header(0, "");
-        for (const char* part : {"forward", "backward"}) {
-          const std::string mark = fmt::format("# {}\n# cuda: ", part);
-          const size_t at = r.training ? r.ir.find(mark) : std::string::npos;
-          if (at != std::string::npos) header(at + mark.size() - 8, part == std::string("forward") ? "forward: " : "backward: ");
+        for (const std::string part : {"forward", "backward"}) {
+          const size_t at = r.training ? r.ir.find("# " + part + "\n# cuda: ") : std::string::npos;
+          if (at != std::string::npos) header(at + part.size() + 3, part + ": ");
         }
       }
     }

@@ -71,6 +71,16 @@ std::string reduction_init(ExprOp op, ElemType t) {
   return "0";
 }
 
+// A column kernel's sums, each once: the nodes its per-column outputs are (the kernel writes them,
+// the launch sizes its scratch by their count).
+std::vector<int> column_sum_nodes(const Kernel& k) {
+  std::vector<int> sums;
+  for (const auto& o : k.outputs) {
+    if (o.per_row && std::find(sums.begin(), sums.end(), o.expr) == sums.end()) sums.push_back(o.expr);
+  }
+  return sums;
+}
+
 // The Load position of a pointwise kernel's vector path (CudaKernelWriter::load), told apart by address.
 constexpr char kVectorElement[] = "tc_k";
 // Registers a lane may give to a row's cached values (kRowCacheSlots per f32 value, twice that
@@ -114,16 +124,9 @@ class CudaKernelWriter {
     return s;
   }
 
-  // A column kernel's sums, each once: the nodes its per-column outputs are.
-  std::vector<int> column_sums() const {
-    std::vector<int> sums;
-    for (const auto& o : k_.outputs) {
-      if (o.per_row && std::find(sums.begin(), sums.end(), o.expr) == sums.end()) sums.push_back(o.expr);
-    }
-    return sums;
-  }
-
  private:
+  std::vector<int> column_sums() const { return column_sum_nodes(k_); }
+
   ElemType out_type(size_t i) const { return k_.nodes[static_cast<size_t>(k_.outputs[i].expr)].type; }
 
   // A column kernel's parameters end with its scratch pointer (codegen_cuda.h).
@@ -430,7 +433,7 @@ class CudaKernelWriter {
       if (!k_.outputs[i].per_row) s += fmt::format("    {}* __restrict__ q{} = out{} + o * inner;\n", storage_type(out_type(i)), i, i);
     }
     if (cached_.empty()) {
-      s += row_phases(reuse, nullptr);
+      s += row_phases(reuse, false);
     } else {
       // A row of at most kRowCacheSlots elements a thread (a warp's or the block's): what several
       // loops compute from the inputs is computed once into registers, not in each loop. Each
@@ -440,8 +443,8 @@ class CudaKernelWriter {
       // (warp rows alone, the literal stride: 56, 64, 64 and 0, 8, 16 bytes; NVRTC 1.0 s against
       // 0.85 s); a second copy for warps with the literal stride took 64, 64 and 40 bytes, 1.6 s.
       s += fmt::format("    if (inner <= tc_step * {}) {{\n", kRowCacheSlots);
-      s += indented(row_phases(reuse, "tc_step"));
-      s += "    } else {\n" + indented(row_phases(reuse, nullptr)) + "    }\n";
+      s += indented(row_phases(reuse, true));
+      s += "    } else {\n" + indented(row_phases(reuse, false)) + "    }\n";
     }
     s += "  }\n";
     return s;
@@ -495,11 +498,11 @@ class CudaKernelWriter {
   }
 
   // A cached row's values for this lane, computed once (row_phases' prologue).
-  std::string cache_prologue(std::vector<bool>& defined, const char* step) const {
+  std::string cache_prologue(std::vector<bool>& defined) const {
     std::string s;
     emit(uniform_leaves(k_, levels_, cached_, defined), defined, s, "    ", "0", false);
     for (int n : cached_) s += fmt::format("    {} c{}[{}];\n", c_type(k_.nodes[static_cast<size_t>(n)].type), n, kRowCacheSlots);
-    s += row_loop(step);
+    s += row_loop(true);
     std::vector<bool> in_loop = defined;
     emit(cached_, in_loop, s, "      ", "j", true);
     for (int n : cached_) s += fmt::format("      c{0}[tc_k] = t{0};\n", n);
@@ -518,23 +521,21 @@ class CudaKernelWriter {
   }
 
   // A loop over the thread's elements of the row: its kRowCacheSlots slots when cached (element
-  // tc_lane + step * k in slot k, as the strided loop takes them: `step` is "32" for a warp's row,
-  // "tc_step" for the block's), else (null) strided to the row's end.
-  static std::string row_loop(const char* step) {
-    return step ? fmt::format("    TC_UNROLL\n    for (int tc_k = 0; tc_k < {}; ++tc_k) {{\n"
-                              "      const int64_t j = tc_lane + {} * tc_k;\n"
-                              "      if (!tc_active || j >= inner) break;\n", kRowCacheSlots, step)
+  // tc_lane + tc_step * k in slot k, as the strided loop takes them), else strided to the row's end.
+  static std::string row_loop(bool cached) {
+    return cached ? fmt::format("    TC_UNROLL\n    for (int tc_k = 0; tc_k < {}; ++tc_k) {{\n"
+                                "      const int64_t j = tc_lane + tc_step * tc_k;\n"
+                                "      if (!tc_active || j >= inner) break;\n", kRowCacheSlots)
                   : "    TC_UNROLL4\n    for (int64_t j = tc_lane; tc_active && j < inner; j += tc_step) {\n";
   }
 
   // A row's reduction phases and its output loops. `cached`: the element loops run over the
   // thread's kRowCacheSlots register slots, reading the cached values from them.
-  std::string row_phases(const std::vector<bool>& reuse, const char* step) const {
-    const bool cached = step != nullptr;
-    const std::string loop = row_loop(step);
+  std::string row_phases(const std::vector<bool>& reuse, bool cached) const {
+    const std::string loop = row_loop(cached);
     std::string s;
     std::vector<bool> defined(k_.nodes.size(), false);
-    if (cached) s += cache_prologue(defined, step);
+    if (cached) s += cache_prologue(defined);
     for (int L = 1; L <= levels_.max_level; ++L) {
       std::vector<int> reductions = levels_.reductions_at(L), args;
       for (int r : reductions) args.push_back(k_.nodes[static_cast<size_t>(r)].args[0]);
@@ -653,11 +654,7 @@ CudaUnit generate_cuda_unit(const LoopProgram& program, const CudaFeatures& feat
       sym.column = true;
       sym.outputs += 1;  // the scratch
       sym.finish_symbol = symbol + "_finish";
-      for (size_t o = 0; o < k.outputs.size(); ++o) {
-        bool first = k.outputs[o].per_row;
-        for (size_t e = 0; e < o && first; ++e) first = !(k.outputs[e].per_row && k.outputs[e].expr == k.outputs[o].expr);
-        sym.column_sums += first ? 1 : 0;
-      }
+      sym.column_sums = static_cast<int>(column_sum_nodes(k).size());
     }
     unit.kernels.push_back(sym);
   }
